@@ -1,0 +1,65 @@
+"""Settings read from the Worker's `[vars]` and secrets, and the bindings a request works with.
+
+The API never reads the environment itself: the host (the Worker adapter, the local host, a test)
+hands it a `Bindings`, so the core stays free of `js`/`workers` and is configured in one place.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .kv import KVNamespace
+
+DAY_SECONDS = 24 * 60 * 60
+
+#: Per-type TTL defaults in days (SPEC best practice 5; decisions are kept longer for audit).
+DEFAULT_TTL_DAYS: dict[str, int] = {
+    "preference": 180,
+    "pain_point": 180,
+    "decision": 365,
+    "campaign": 180,
+    "metric": 30,
+}
+
+
+def wall_clock_ms() -> int:
+    return int(time.time() * 1000)
+
+
+@dataclass(frozen=True)
+class Settings:
+    ttl_days: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_TTL_DAYS))
+    api_token: str | None = None
+
+    def ttl_seconds(self, entity_type: str) -> int:
+        return self.ttl_days[entity_type] * DAY_SECONDS
+
+    @classmethod
+    def from_env(cls, lookup: Callable[[str], Any]) -> Settings:
+        """Build settings from a name -> value lookup (Worker env, os.environ.get, a dict.get).
+
+        Bad TTL values fail loudly at the first request rather than silently using a default.
+        """
+        ttl = dict(DEFAULT_TTL_DAYS)
+        for entity_type in ttl:
+            raw = lookup(f"TTL_DAYS_{entity_type.upper()}")
+            if raw is not None and str(raw).strip():
+                days = int(str(raw).strip())
+                if days < 1:
+                    raise ValueError(f"TTL_DAYS_{entity_type.upper()} must be >= 1")
+                ttl[entity_type] = days
+        token = lookup("API_TOKEN")
+        token = str(token) if token is not None and str(token) else None
+        return cls(ttl_days=ttl, api_token=token)
+
+
+@dataclass
+class Bindings:
+    """What one request works with: storage, settings and the clock (epoch milliseconds)."""
+
+    kv: KVNamespace
+    settings: Settings = field(default_factory=Settings)
+    clock: Callable[[], int] = wall_clock_ms
