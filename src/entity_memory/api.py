@@ -1,20 +1,309 @@
-"""HTTP API (placeholder until the store lands)."""
+"""The HTTP API agents call: FastAPI, served in the Worker through the SDK's ASGI bridge.
+
+Every error is `{"error": {"code", "message"}}` with a stable machine-readable code, so an
+agent can branch on it. Routes are `async def`: Pyodide has no threads for sync routes.
+Each response carries `X-KV-Operations`, the KV calls it cost, because KV is billed per call.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import hmac
+import json
+import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from . import __version__
 from .config import Bindings
+from .context import assemble_entity_context
+from .keys import ENTITY_TYPES, InvalidId, InvalidType, validate_id, validate_type
+from .kv import CountingKV
+from .models import EntityInput
+from .store import EntityStore
+
+logger = logging.getLogger(__name__)
+
+MAX_BODY_BYTES = 1024 * 1024
+MAX_BATCH = 100
+KV_OPS_HEADER = "X-KV-Operations"
+
+
+class ApiError(Exception):
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        message: str,
+        details: Any | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.details = details
+        self.headers = headers
+
+
+def error_response(
+    status: int,
+    code: str,
+    message: str,
+    details: Any | None = None,
+    headers: dict[str, str] | None = None,
+) -> JSONResponse:
+    body: dict[str, Any] = {"code": code, "message": message}
+    if details is not None:
+        body["details"] = details
+    return JSONResponse({"error": body}, status_code=status, headers=headers)
+
+
+# --- request bodies ----------------------------------------------------------------------------
+
+
+class StrictBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class UpsertBody(StrictBody):
+    session_id: str = Field(description="the session these entities were learnt in")
+    entities: list[EntityInput] = Field(max_length=MAX_BATCH)
+
+
+class ContextBody(StrictBody):
+    task: str = Field(max_length=20_000, description="what the new session is about")
+    limit: int = Field(default=20, ge=1, le=100)
+    max_tokens: int = Field(default=4000, ge=1, le=100_000)
+    explain: bool = False
+
+
+# --- helpers -----------------------------------------------------------------------------------
+
+
+def _check_path(user_id: str, entity_type: str | None = None, entity_id: str | None = None) -> None:
+    validate_id(user_id, "user")
+    if entity_type is not None:
+        validate_type(entity_type)
+    if entity_id is not None:
+        validate_id(entity_id, "entity")
+
+
+def _pydantic_details(exc: ValidationError | RequestValidationError) -> list[dict[str, Any]]:
+    """Pydantic's errors without echoing whole inputs back (they may be large or sensitive)."""
+    details = []
+    for err in exc.errors():
+        loc = [p for p in err.get("loc", ()) if p != "body"]
+        details.append({"loc": loc, "msg": err.get("msg"), "type": err.get("type")})
+    return details
+
+
+async def _read_json(request: Request) -> Any:
+    body = await request.body()
+    if len(body) > MAX_BODY_BYTES:
+        raise ApiError(413, "too_large", f"request body over {MAX_BODY_BYTES} bytes")
+    try:
+        return json.loads(body or b"null")
+    except ValueError as exc:
+        raise ApiError(400, "invalid_json", f"request body is not JSON: {exc}") from exc
+
+
+class _BodyTooLarge(Exception):
+    pass
 
 
 def create_app(bind: Callable[[Any], Bindings]) -> FastAPI:
-    app = FastAPI(title="entity-memory")
+    """Build the app; `bind(env)` turns the host's env (Worker env, or None) into Bindings."""
+    app = FastAPI(
+        title="entity-memory",
+        version=__version__,
+        description="Long-term memory of named, typed entities for AI agents.",
+    )
 
-    @app.get("/healthz")
+    def bindings(request: Request) -> Bindings:
+        cached = getattr(request.state, "bindings", None)
+        if cached is None:
+            base = bind(request.scope.get("env"))
+            counter = CountingKV(base.kv)
+            request.state.kv_counter = counter
+            cached = Bindings(kv=counter, settings=base.settings, clock=base.clock)
+            request.state.bindings = cached
+        return cached
+
+    def store_for(request: Request) -> EntityStore:
+        b = bindings(request)
+        return EntityStore(b.kv, b.settings, b.clock)
+
+    # --- middleware: size limit, auth, KV accounting --------------------------------------------
+
+    @app.middleware("http")
+    async def guard(request: Request, call_next: Callable[[Request], Awaitable[Any]]) -> Any:
+        declared = request.headers.get("content-length")
+        if declared and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+            return error_response(413, "too_large", f"request body over {MAX_BODY_BYTES} bytes")
+        if request.url.path.startswith("/v1/") or request.url.path == "/v1":
+            try:
+                token = bindings(request).settings.api_token
+            except Exception:
+                logger.exception("could not read bindings")
+                return error_response(500, "internal", "service misconfigured")
+            if token is not None:
+                given = request.headers.get("authorization", "")
+                scheme, _, credential = given.partition(" ")
+                ok = scheme.lower() == "bearer" and hmac.compare_digest(
+                    credential.strip().encode(), token.encode()
+                )
+                if not ok:
+                    return error_response(
+                        401,
+                        "unauthorized",
+                        "missing or wrong bearer token",
+                        headers={"WWW-Authenticate": 'Bearer realm="entity-memory"'},
+                    )
+        response = await call_next(request)
+        counter = getattr(request.state, "kv_counter", None)
+        if counter is not None:
+            response.headers[KV_OPS_HEADER] = counter.summary() or "none"
+        return response
+
+    # --- error mapping ---------------------------------------------------------------------------
+
+    @app.exception_handler(ApiError)
+    async def _api_error(_: Request, exc: ApiError) -> JSONResponse:
+        return error_response(exc.status, exc.code, exc.message, exc.details, exc.headers)
+
+    @app.exception_handler(InvalidId)
+    async def _invalid_id(_: Request, exc: InvalidId) -> JSONResponse:
+        return error_response(400, "invalid_id", str(exc), {"kind": exc.kind})
+
+    @app.exception_handler(InvalidType)
+    async def _invalid_type(_: Request, exc: InvalidType) -> JSONResponse:
+        return error_response(400, "invalid_type", str(exc), {"allowed": list(ENTITY_TYPES)})
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid_request(_: Request, exc: RequestValidationError) -> JSONResponse:
+        return error_response(
+            422, "invalid_request", "request does not validate", _pydantic_details(exc)
+        )
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+        return error_response(exc.status_code, code, str(exc.detail))
+
+    @app.exception_handler(Exception)
+    async def _internal(_: Request, exc: Exception) -> JSONResponse:
+        logger.exception("unhandled error", exc_info=exc)
+        return error_response(500, "internal", "internal error")
+
+    # --- routes ----------------------------------------------------------------------------------
+
+    @app.get("/healthz", tags=["meta"])
     async def healthz() -> dict[str, str]:
-        return {"status": "ok"}
+        return {"status": "ok", "version": __version__}
+
+    @app.put(
+        "/v1/users/{user_id}/entities",
+        tags=["entities"],
+        openapi_extra={
+            "requestBody": {
+                "required": True,
+                "content": {
+                    "application/json": {
+                        "schema": UpsertBody.model_json_schema(
+                            ref_template="#/components/schemas/{model}"
+                        )
+                    }
+                },
+            }
+        },
+    )
+    async def upsert_entities(user_id: str, request: Request) -> dict[str, Any]:
+        """Upsert a batch (at most 100) of entities; a bad item rejects the whole batch."""
+        _check_path(user_id)
+        raw = await _read_json(request)
+        if isinstance(raw, dict) and isinstance(raw.get("entities"), list):
+            if len(raw["entities"]) > MAX_BATCH:
+                raise ApiError(413, "too_large", f"at most {MAX_BATCH} entities per batch")
+            for i, item in enumerate(raw["entities"]):
+                if isinstance(item, dict) and "id" in item and item["id"] is not None:
+                    try:
+                        validate_id(item["id"], "entity")
+                    except InvalidId as exc:
+                        raise ApiError(
+                            400,
+                            "invalid_id",
+                            f"entities[{i}]: {exc}",
+                            {"kind": "entity", "index": i},
+                        ) from exc
+        try:
+            body = UpsertBody.model_validate(raw)
+        except ValidationError as exc:
+            raise ApiError(
+                422, "invalid_entity", "entities do not validate", _pydantic_details(exc)
+            ) from exc
+        validate_id(body.session_id, "session")
+        results = await store_for(request).upsert_many(user_id, body.entities, body.session_id)
+        return {
+            "entities": [r.entity.to_json_dict() for r in results],
+            "results": [
+                {
+                    "key": r.key,
+                    "id": r.entity.id,
+                    "type": r.entity.type,
+                    "status": r.status,
+                    "version": r.entity.version,
+                    "changes": {k: {"old": c.old, "new": c.new} for k, c in r.changes.items()},
+                }
+                for r in results
+            ],
+        }
+
+    @app.get("/v1/users/{user_id}/entities", tags=["entities"])
+    async def list_entities(
+        user_id: str, request: Request, type: str | None = None
+    ) -> dict[str, Any]:
+        """Index entries of the user's entities, newest first (one KV read)."""
+        _check_path(user_id, type)
+        entries = await store_for(request).list(user_id, type)
+        return {"entities": [e.to_json_dict() for e in entries], "count": len(entries)}
+
+    @app.get("/v1/users/{user_id}/entities/{entity_type}/{entity_id}", tags=["entities"])
+    async def get_entity(
+        user_id: str, entity_type: str, entity_id: str, request: Request
+    ) -> dict[str, Any]:
+        _check_path(user_id, entity_type, entity_id)
+        entity = await store_for(request).get(user_id, entity_type, entity_id)
+        if entity is None:
+            raise ApiError(404, "not_found", f"no {entity_type} {entity_id!r}")
+        return entity.to_json_dict()
+
+    @app.delete("/v1/users/{user_id}/entities/{entity_type}/{entity_id}", tags=["entities"])
+    async def delete_entity(
+        user_id: str, entity_type: str, entity_id: str, request: Request
+    ) -> dict[str, Any]:
+        _check_path(user_id, entity_type, entity_id)
+        if not await store_for(request).delete(user_id, entity_type, entity_id):
+            raise ApiError(404, "not_found", f"no {entity_type} {entity_id!r}")
+        return {"deleted": {"type": entity_type, "id": entity_id}}
+
+    @app.post("/v1/users/{user_id}/context", tags=["context"])
+    async def context(user_id: str, body: ContextBody, request: Request) -> dict[str, Any]:
+        """The `<entity_memory>` block for a task, with the entities in rank order."""
+        _check_path(user_id)
+        found = await store_for(request).retrieve_for_context(user_id, body.task, body.limit)
+        docs = [e.to_json_dict() for e in found.entities]
+        result: dict[str, Any] = {
+            "context": assemble_entity_context(docs, body.max_tokens),
+            "entities": docs,
+        }
+        if body.explain:
+            result["scores"] = [s.to_json_dict() for s in found.scores]
+        return result
 
     return app

@@ -1,0 +1,172 @@
+"""How a new mention of an entity becomes its next stored state (SPEC best practices 2 and 7).
+
+Upsert, never duplicate: version + 1, `createdAt` kept, a lower new importance averaged with
+the old one. Beyond the SPEC's whole-document overwrite, metadata merges field by field (a
+mention that omits the budget does not erase it), metric values accumulate a bounded history,
+a pain point that comes back in a new session counts one more occurrence, and a mention that
+adds nothing is `unchanged`, so it costs no KV write and no new version.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from .keys import slug_for
+from .models import (
+    ENTITY_MODELS,
+    MAX_ALIASES,
+    METRIC_HISTORY_LIMIT,
+    BaseEntity,
+    EntityInputBase,
+)
+from .text import normalize_name
+
+Status = Literal["created", "updated", "unchanged"]
+
+
+@dataclass(frozen=True)
+class Change:
+    old: Any
+    new: Any
+
+
+@dataclass
+class MergeResult:
+    entity: BaseEntity
+    status: Status
+    #: Field path (`content`, `metadata.strategy`, ...) -> old and new value.
+    changes: dict[str, Change] = field(default_factory=dict)
+
+
+def entity_id_for(item: EntityInputBase) -> str:
+    return item.id or slug_for(item.name)
+
+
+def _merge_aliases(name: str, *alias_lists: list[str]) -> list[str]:
+    seen = {normalize_name(name)}
+    merged: list[str] = []
+    for aliases in alias_lists:
+        for alias in aliases:
+            norm = normalize_name(alias)
+            if norm and norm not in seen:
+                seen.add(norm)
+                merged.append(alias)
+    return merged[:MAX_ALIASES]
+
+
+def _observation(value: float, now: int, session_id: str) -> dict[str, Any]:
+    return {"value": value, "at": now, "sessionId": session_id}
+
+
+def _merge_metric_history(
+    old_history: list[dict[str, Any]],
+    new_meta: dict[str, Any],
+    explicit_history: bool,
+    now: int,
+    session_id: str,
+) -> list[dict[str, Any]]:
+    history = list(old_history)
+    if explicit_history:
+        known = {(h["at"], h["value"]) for h in history}
+        history += [h for h in new_meta.get("history", []) if (h["at"], h["value"]) not in known]
+    value = new_meta.get("value")
+    if value is not None:
+        last = history[-1] if history else None
+        repeat = last is not None and last["value"] == value and last.get("sessionId") == session_id
+        if not repeat:
+            history.append(_observation(value, now, session_id))
+    history.sort(key=lambda h: h["at"])
+    return history[-METRIC_HISTORY_LIMIT:]
+
+
+def _merge_metadata(
+    entity_type: str,
+    old: dict[str, Any],
+    item: EntityInputBase,
+    now: int,
+    session_id: str,
+    same_session: bool,
+) -> dict[str, Any]:
+    new_model = item.metadata  # type: ignore[attr-defined]
+    new_meta = new_model.to_json_dict()
+    fields = type(new_model).model_fields
+    explicit = {fields[f].alias or f for f in new_model.model_fields_set}
+    merged = dict(old)
+    for key in explicit:
+        if key != "history":
+            merged[key] = new_meta[key]
+    if entity_type == "metric":
+        merged["history"] = _merge_metric_history(
+            old.get("history", []), new_meta, "history" in explicit, now, session_id
+        )
+    if entity_type == "pain_point" and not same_session:
+        merged["frequency"] = int(old.get("frequency", 1)) + int(new_meta.get("frequency", 1))
+    return merged
+
+
+def _new_entity(item: EntityInputBase, user_id: str, session_id: str, now: int) -> BaseEntity:
+    data = item.to_json_dict()
+    data.update(
+        id=entity_id_for(item),
+        userId=user_id,
+        createdAt=now,
+        updatedAt=now,
+        sessionId=session_id,
+        version=1,
+        aliases=_merge_aliases(item.name, item.aliases),
+    )
+    if item.type == "metric":  # type: ignore[attr-defined]
+        meta = data["metadata"]
+        meta["history"] = _merge_metric_history([], meta, bool(meta["history"]), now, session_id)
+    return ENTITY_MODELS[data["type"]].model_validate(data)
+
+
+def _diff(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Change]:
+    changes: dict[str, Change] = {}
+    for key in ("name", "content", "aliases"):
+        if old.get(key) != new.get(key):
+            changes[key] = Change(old.get(key), new.get(key))
+    old_meta, new_meta = old.get("metadata", {}), new.get("metadata", {})
+    for key in sorted(set(old_meta) | set(new_meta)):
+        if old_meta.get(key) != new_meta.get(key):
+            changes[f"metadata.{key}"] = Change(old_meta.get(key), new_meta.get(key))
+    return changes
+
+
+def merge(
+    old: BaseEntity | None, item: EntityInputBase, user_id: str, session_id: str, now: int
+) -> MergeResult:
+    """The state after `item` is mentioned in `session_id` at `now` (epoch ms)."""
+    if old is None:
+        return MergeResult(_new_entity(item, user_id, session_id, now), "created")
+
+    before = old.to_json_dict()
+    same_name = normalize_name(item.name) == normalize_name(old.name)
+    name = old.name if same_name else item.name
+    after = dict(before)
+    after.update(
+        name=name,
+        content=item.content or old.content,
+        aliases=_merge_aliases(name, old.aliases, item.aliases, [] if same_name else [old.name]),
+        metadata=_merge_metadata(
+            old.type, before["metadata"], item, now, session_id, session_id == old.session_id
+        ),
+    )
+    changes = _diff(before, after)
+    if item.importance < old.importance:
+        importance = (item.importance + old.importance) / 2
+    else:
+        importance = item.importance
+    if not changes and importance <= old.importance:
+        return MergeResult(old, "unchanged")
+    if importance != old.importance:
+        changes["importance"] = Change(old.importance, importance)
+    after.update(
+        importance=importance,
+        updatedAt=now,
+        sessionId=session_id,
+        version=old.version + 1,
+        createdAt=old.created_at,
+    )
+    return MergeResult(ENTITY_MODELS[old.type].model_validate(after), "updated", changes)

@@ -1,0 +1,240 @@
+"""Pydantic schemas: the five entity types as stored, what clients send, and the index.
+
+Stored JSON uses the SPEC's camelCase names (`userId`, `createdAt`, ...) and epoch
+milliseconds. Inputs are strict (`extra="forbid"`): a misspelt field is an error the caller
+sees, not data silently dropped. Server-owned fields (`userId`, `version`, timestamps) are
+never taken from input.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
+from pydantic.alias_generators import to_camel
+
+from .keys import ENTITY_TYPES, validate_id
+
+EntityType = Literal["campaign", "metric", "decision", "pain_point", "preference"]
+assert set(EntityType.__args__) == set(ENTITY_TYPES)  # type: ignore[attr-defined]
+
+MAX_NAME_LENGTH = 200
+MAX_CONTENT_LENGTH = 4000
+MAX_ALIASES = 20
+#: Observations a metric keeps in KV; the full series lives in the ledger.
+METRIC_HISTORY_LIMIT = 20
+
+Importance = Annotated[float, Field(ge=0.0, le=1.0)]
+ShortText = Annotated[str, Field(max_length=500)]
+Name = Annotated[str, Field(min_length=1, max_length=MAX_NAME_LENGTH)]
+
+
+class CamelModel(BaseModel):
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="forbid", validate_assignment=True
+    )
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return self.model_dump(by_alias=True, mode="json")
+
+
+# --- per-type metadata -------------------------------------------------------------------------
+
+
+class CampaignMetadata(CamelModel):
+    campaign_id: ShortText | None = None
+    strategy: ShortText | None = None
+    budget: Annotated[float, Field(ge=0)] | None = None
+    status: ShortText | None = None
+    last_performance: dict[ShortText, float] | None = None
+
+
+class MetricObservation(CamelModel):
+    value: float
+    at: int = Field(ge=0, description="epoch milliseconds")
+    session_id: str | None = None
+
+
+class MetricMetadata(CamelModel):
+    """The SPEC leaves metrics untyped; a KPI is only useful with its value, unit and owner."""
+
+    kpi: ShortText = Field(description="CPA, ROAS, CTR, CPC, CPM, conversion rate, ...")
+    value: float | None = None
+    unit: ShortText | None = Field(default=None, description="USD, %, x, ...")
+    campaign: ShortText | None = Field(default=None, description="the campaign it belongs to")
+    history: Annotated[list[MetricObservation], Field(max_length=METRIC_HISTORY_LIMIT)] = Field(
+        default_factory=list
+    )
+
+
+class DecisionMetadata(CamelModel):
+    action: ShortText
+    rationale: Annotated[str, Field(max_length=2000)] = ""
+    affected_entities: Annotated[list[ShortText], Field(max_length=50)] = Field(
+        default_factory=list
+    )
+    reversible: bool = True
+    outcome: ShortText | None = None
+
+
+class PainPointMetadata(CamelModel):
+    severity: Literal["low", "medium", "high"] = "medium"
+    frequency: int = Field(default=1, ge=1)
+    resolved: bool = False
+    related_campaigns: Annotated[list[ShortText], Field(max_length=50)] = Field(
+        default_factory=list
+    )
+
+
+class PreferenceMetadata(CamelModel):
+    category: Literal["communication", "analysis", "risk", "reporting"]
+    value: ShortText
+    confidence: Importance = 0.8
+
+
+METADATA_MODELS: dict[str, type[CamelModel]] = {
+    "campaign": CampaignMetadata,
+    "metric": MetricMetadata,
+    "decision": DecisionMetadata,
+    "pain_point": PainPointMetadata,
+    "preference": PreferenceMetadata,
+}
+
+# --- what clients send -------------------------------------------------------------------------
+
+
+class EntityInputBase(CamelModel):
+    id: str | None = Field(default=None, description="defaults to a slug of the name")
+    name: Name
+    content: Annotated[str, Field(max_length=MAX_CONTENT_LENGTH)] = ""
+    importance: Importance = 0.5
+    aliases: Annotated[list[Name], Field(max_length=MAX_ALIASES)] = Field(default_factory=list)
+
+    @field_validator("id")
+    @classmethod
+    def _safe_id(cls, value: str | None) -> str | None:
+        return None if value is None else validate_id(value, "entity")
+
+    @field_validator("name")
+    @classmethod
+    def _visible_name(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("name must not be blank")
+        return value.strip()
+
+
+class CampaignInput(EntityInputBase):
+    type: Literal["campaign"]
+    metadata: CampaignMetadata = Field(default_factory=CampaignMetadata)
+
+
+class MetricInput(EntityInputBase):
+    type: Literal["metric"]
+    metadata: MetricMetadata
+
+
+class DecisionInput(EntityInputBase):
+    type: Literal["decision"]
+    metadata: DecisionMetadata
+
+
+class PainPointInput(EntityInputBase):
+    type: Literal["pain_point"]
+    metadata: PainPointMetadata = Field(default_factory=PainPointMetadata)
+
+
+class PreferenceInput(EntityInputBase):
+    type: Literal["preference"]
+    metadata: PreferenceMetadata
+
+
+EntityInput = Annotated[
+    CampaignInput | MetricInput | DecisionInput | PainPointInput | PreferenceInput,
+    Field(discriminator="type"),
+]
+entity_input_adapter: TypeAdapter[EntityInput] = TypeAdapter(EntityInput)
+
+# --- what is stored ----------------------------------------------------------------------------
+
+
+class BaseEntity(CamelModel):
+    """The SPEC's BaseEntity, plus the aliases a name was seen under."""
+
+    id: str
+    user_id: str
+    type: EntityType
+    name: Name
+    content: str = ""
+    importance: Importance
+    created_at: int
+    updated_at: int
+    session_id: str
+    version: int = Field(ge=1)
+    aliases: list[str] = Field(default_factory=list)
+
+
+class CampaignEntity(BaseEntity):
+    type: Literal["campaign"] = "campaign"
+    metadata: CampaignMetadata = Field(default_factory=CampaignMetadata)
+
+
+class MetricEntity(BaseEntity):
+    type: Literal["metric"] = "metric"
+    metadata: MetricMetadata
+
+
+class DecisionEntity(BaseEntity):
+    type: Literal["decision"] = "decision"
+    metadata: DecisionMetadata
+
+
+class PainPointEntity(BaseEntity):
+    type: Literal["pain_point"] = "pain_point"
+    metadata: PainPointMetadata = Field(default_factory=PainPointMetadata)
+
+
+class PreferenceEntity(BaseEntity):
+    type: Literal["preference"] = "preference"
+    metadata: PreferenceMetadata
+
+
+Entity = Annotated[
+    CampaignEntity | MetricEntity | DecisionEntity | PainPointEntity | PreferenceEntity,
+    Field(discriminator="type"),
+]
+entity_adapter: TypeAdapter[Entity] = TypeAdapter(Entity)
+
+ENTITY_MODELS: dict[str, type[BaseEntity]] = {
+    "campaign": CampaignEntity,
+    "metric": MetricEntity,
+    "decision": DecisionEntity,
+    "pain_point": PainPointEntity,
+    "preference": PreferenceEntity,
+}
+
+
+def parse_entity(data: Any) -> BaseEntity:
+    """Validate a stored entity document (from KV) into its typed model."""
+    return entity_adapter.validate_python(data)
+
+
+# --- the index ---------------------------------------------------------------------------------
+
+
+class IndexEntry(CamelModel):
+    """One line of `index:<userId>:entities`: the SPEC's five fields plus ranking keywords."""
+
+    model_config = ConfigDict(extra="ignore")  # tolerate fields a newer version added
+
+    id: str
+    type: EntityType
+    name: str
+    importance: float
+    updated_at: int
+    keywords: list[str] = Field(default_factory=list)
+
+
+class EntityIndex(CamelModel):
+    model_config = ConfigDict(extra="ignore")
+
+    entries: list[IndexEntry] = Field(default_factory=list)

@@ -1,0 +1,177 @@
+"""Which stored entities matter for a task: relevance 0.6, importance 0.3, recency 0.1 (SPEC).
+
+Everything here works on index entries alone, so ranking a user's whole memory costs one KV
+read. Relevance replaces the SPEC's substring test (where "a" matched every task) with a
+BM25-style score over name, aliases and content keywords, normalised to 0..1 by what the
+task's own known terms could score at best, so it stays comparable with importance.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+
+from .models import IndexEntry
+from .text import tokenize
+
+RELEVANCE_WEIGHT = 0.6
+IMPORTANCE_WEIGHT = 0.3
+RECENCY_WEIGHT = 0.1
+RECENCY_HORIZON_DAYS = 180
+DAY_MS = 24 * 60 * 60 * 1000
+#: Types injected whenever the user has any (SPEC best practice 4), up to this many each.
+ALWAYS_INJECT = ("preference", "pain_point")
+ALWAYS_INJECT_PER_TYPE = 5
+MAX_KEYWORDS = 24
+
+_K1 = 1.2
+_B = 0.75
+_NAME_BOOST = 2  # a name term counts as often as this many content terms
+
+
+def _saturate(tf: float, length_norm: float) -> float:
+    return tf * (_K1 + 1) / (tf + _K1 * length_norm)
+
+
+#: A name term in a document of average length scores a full match (relevance 1 for that term).
+_FULL_MATCH = _saturate(_NAME_BOOST, 1.0)
+
+
+def keywords_for(
+    name: str, aliases: Iterable[str], content: str, extra: Iterable[str]
+) -> list[str]:
+    """The distinctive terms of an entity kept in its index entry (bounded to keep it small).
+
+    Name and alias terms come first so they are never cut; content terms follow by frequency.
+    """
+    head: list[str] = []
+    for text in (name, *aliases, *extra):
+        for term in tokenize(text):
+            if term not in head:
+                head.append(term)
+    counts = Counter(t for t in tokenize(content) if t not in head)
+    tail = [t for t, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+    return (head + tail)[:MAX_KEYWORDS]
+
+
+def recency_score(updated_at_ms: int, now_ms: int) -> float:
+    age_days = max(0.0, (now_ms - updated_at_ms) / DAY_MS)
+    return max(0.0, 1.0 - age_days / RECENCY_HORIZON_DAYS)
+
+
+@dataclass(frozen=True)
+class Score:
+    """One entity's score and the signals behind it (what `explain` returns)."""
+
+    id: str
+    type: str
+    name: str
+    score: float
+    relevance: float
+    importance: float
+    recency: float
+    matched_terms: tuple[str, ...]
+    always_injected: bool = False
+
+    def to_json_dict(self) -> dict[str, object]:
+        return {
+            "id": self.id,
+            "type": self.type,
+            "name": self.name,
+            "score": round(self.score, 6),
+            "relevance": round(self.relevance, 6),
+            "importance": round(self.importance, 6),
+            "recency": round(self.recency, 6),
+            "matchedTerms": list(self.matched_terms),
+            "alwaysInjected": self.always_injected,
+        }
+
+
+def _document(entry: IndexEntry) -> Counter[str]:
+    doc: Counter[str] = Counter()
+    name_terms = tokenize(entry.name)
+    for term in name_terms:
+        doc[term] += _NAME_BOOST
+    for term in entry.keywords:
+        if term not in name_terms:
+            doc[term] += 1
+    return doc
+
+
+def score_entries(entries: Sequence[IndexEntry], task: str, now_ms: int) -> list[Score]:
+    """Score every entry for `task`, best first; ties go to the more recent, then by name."""
+    query = list(dict.fromkeys(tokenize(task)))
+    docs = [_document(e) for e in entries]
+    n_docs = len(docs) or 1
+    avg_len = sum(sum(d.values()) for d in docs) / n_docs or 1.0
+    doc_freq: Counter[str] = Counter()
+    for doc in docs:
+        doc_freq.update(t for t in query if t in doc)
+    # BM25's idf, floored at a small positive value so a term in every doc still counts a bit.
+    idf = {
+        t: max(0.05, math.log(1 + (n_docs - doc_freq[t] + 0.5) / (doc_freq[t] + 0.5)))
+        for t in query
+        if doc_freq[t]
+    }
+    best_possible = sum(idf.values())
+
+    scores: list[Score] = []
+    for entry, doc in zip(entries, docs, strict=True):
+        length_norm = 1 - _B + _B * sum(doc.values()) / avg_len
+        raw = 0.0
+        matched: list[str] = []
+        for term, weight in idf.items():
+            tf = doc.get(term, 0)
+            if tf:
+                matched.append(term)
+                raw += weight * min(1.0, _saturate(tf, length_norm) / _FULL_MATCH)
+        relevance = min(1.0, raw / best_possible) if best_possible else 0.0
+        importance = min(1.0, max(0.0, entry.importance))
+        recency = recency_score(entry.updated_at, now_ms)
+        total = (
+            RELEVANCE_WEIGHT * relevance + IMPORTANCE_WEIGHT * importance + RECENCY_WEIGHT * recency
+        )
+        scores.append(
+            Score(
+                entry.id,
+                entry.type,
+                entry.name,
+                total,
+                relevance,
+                importance,
+                recency,
+                tuple(matched),
+            )
+        )
+    order = sorted(
+        range(len(scores)),
+        key=lambda i: (-scores[i].score, -entries[i].updated_at, entries[i].name),
+    )
+    return [scores[i] for i in order]
+
+
+def select(ranked: Sequence[Score], limit: int) -> list[Score]:
+    """The top `limit`, with preferences and pain points guaranteed a place (best practice 4).
+
+    Up to five of each always-injected type (the context shows at most five per type) take the
+    slots of the lowest-ranked other entities, never more than half of `limit` in all.
+    """
+    if limit <= 0:
+        return []
+    chosen = list(ranked[:limit])
+    reserve_budget = limit // 2
+    for entity_type in ALWAYS_INJECT:
+        have = sum(1 for s in chosen if s.type == entity_type)
+        want = min(ALWAYS_INJECT_PER_TYPE, reserve_budget)
+        extras = [s for s in ranked[limit:] if s.type == entity_type][: max(0, want - have)]
+        for extra in extras:
+            victims = [i for i, s in enumerate(chosen) if s.type not in ALWAYS_INJECT]
+            if len(chosen) >= limit:
+                if not victims:
+                    break
+                chosen.pop(victims[-1])
+            chosen.append(replace(extra, always_injected=True))
+        reserve_budget -= min(want, have + len(extras))
+    return sorted(chosen, key=lambda s: -s.score)

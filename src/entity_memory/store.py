@@ -1,0 +1,235 @@
+"""EntityStore: the SPEC's KV store, made to respect what KV bills and limits.
+
+KV allows one write per second per key and bills every operation, so a batch reads all the
+entities it touches with bulk gets, reads the index once and writes it once, and writes only
+the entities that actually changed; retrieval ranks on the index alone and bulk-gets only the
+chosen entities. Entity documents are written before the index, so a failure in between leaves
+entities that a reindex can find, never an index entry without its entity.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .config import Settings, wall_clock_ms
+from .keys import entity_key, index_key, validate_id, validate_type
+from .kv import MAX_BULK_GET_KEYS, KVNamespace
+from .merge import Change, MergeResult, Status, entity_id_for, merge
+from .models import (
+    BaseEntity,
+    EntityIndex,
+    EntityInputBase,
+    IndexEntry,
+    parse_entity,
+)
+from .ranking import Score, keywords_for, score_entries, select
+
+logger = logging.getLogger(__name__)
+
+#: Characters of the name kept in KV metadata (KV caps metadata at 1024 bytes).
+METADATA_NAME_CHARS = 120
+
+
+class CorruptRecord(Exception):
+    """A stored document that no longer validates; surfaced, never silently dropped."""
+
+
+@dataclass
+class UpsertResult:
+    key: str
+    entity: BaseEntity
+    status: Status
+    changes: dict[str, Change] = field(default_factory=dict)
+
+
+@dataclass
+class Retrieval:
+    entities: list[BaseEntity]
+    scores: list[Score]
+
+
+def kv_metadata(entity: BaseEntity) -> dict[str, Any]:
+    return {
+        "type": entity.type,
+        "importance": entity.importance,
+        "updatedAt": entity.updated_at,
+        "name": entity.name[:METADATA_NAME_CHARS],
+    }
+
+
+def _metadata_terms(entity: BaseEntity) -> list[str]:
+    """Metadata values worth matching on (a KPI, a strategy, the campaign a metric belongs to)."""
+    meta = entity.metadata.to_json_dict()  # type: ignore[attr-defined]
+    keys = ("kpi", "campaign", "strategy", "status", "campaignId", "category", "value", "action")
+    return [str(meta[k]) for k in keys if isinstance(meta.get(k), str) and meta[k]]
+
+
+def index_entry_for(entity: BaseEntity) -> IndexEntry:
+    return IndexEntry(
+        id=entity.id,
+        type=entity.type,
+        name=entity.name,
+        importance=entity.importance,
+        updated_at=entity.updated_at,
+        keywords=keywords_for(entity.name, entity.aliases, entity.content, _metadata_terms(entity)),
+    )
+
+
+def _chunks(items: Sequence[str], size: int) -> list[Sequence[str]]:
+    return [items[i : i + size] for i in range(0, len(items), size)]
+
+
+class EntityStore:
+    def __init__(
+        self,
+        kv: KVNamespace,
+        settings: Settings | None = None,
+        clock: Callable[[], int] = wall_clock_ms,
+    ) -> None:
+        self.kv = kv
+        self.settings = settings or Settings()
+        self.clock = clock
+
+    # --- reads ---------------------------------------------------------------------------------
+
+    def _parse(self, key: str, data: Any) -> BaseEntity:
+        try:
+            return parse_entity(data)
+        except ValueError as exc:
+            raise CorruptRecord(f"{key} does not validate: {exc}") from exc
+
+    async def _get_many(self, keys: Sequence[str]) -> dict[str, BaseEntity | None]:
+        """Bulk-get `keys` in KV-sized chunks: ceil(n / 100) reads instead of n."""
+        found: dict[str, BaseEntity | None] = {}
+        for chunk in _chunks(list(dict.fromkeys(keys)), MAX_BULK_GET_KEYS):
+            for key, data in (await self.kv.get_json_many(chunk)).items():
+                found[key] = None if data is None else self._parse(key, data)
+        return found
+
+    async def read_index(self, user_id: str) -> EntityIndex:
+        data = await self.kv.get_json(index_key(user_id))
+        if data is None:
+            return EntityIndex()
+        try:
+            return EntityIndex.model_validate(data)
+        except ValueError:
+            # The entities are intact; an unreadable index is rebuilt by reindex, not trusted.
+            logger.error("index of %s does not validate; treating it as empty", user_id)
+            return EntityIndex()
+
+    async def _write_index(self, user_id: str, index: EntityIndex) -> None:
+        await self.kv.put(index_key(user_id), json.dumps(index.to_json_dict()))
+
+    async def get(self, user_id: str, entity_type: str, entity_id: str) -> BaseEntity | None:
+        key = entity_key(user_id, entity_type, entity_id)
+        data = await self.kv.get_json(key)
+        return None if data is None else self._parse(key, data)
+
+    async def list(self, user_id: str, entity_type: str | None = None) -> list[IndexEntry]:
+        """Index entries (no entity reads), newest first."""
+        if entity_type is not None:
+            validate_type(entity_type)
+        entries = (await self.read_index(user_id)).entries
+        if entity_type is not None:
+            entries = [e for e in entries if e.type == entity_type]
+        return sorted(entries, key=lambda e: (-e.updated_at, e.type, e.id))
+
+    # --- writes --------------------------------------------------------------------------------
+
+    async def _put_entity(self, key: str, entity: BaseEntity) -> None:
+        await self.kv.put(
+            key,
+            json.dumps(entity.to_json_dict()),
+            expiration_ttl=self.settings.ttl_seconds(entity.type),
+            metadata=kv_metadata(entity),
+        )
+
+    async def upsert(self, user_id: str, item: EntityInputBase, session_id: str) -> UpsertResult:
+        return (await self.upsert_many(user_id, [item], session_id))[0]
+
+    async def upsert_many(
+        self, user_id: str, items: Sequence[EntityInputBase], session_id: str
+    ) -> list[UpsertResult]:
+        """Upsert a batch: one bulk read per 100 entities, one index read, one index write.
+
+        Every key is built (and so every id validated) before anything is read or written, so a
+        bad item rejects the whole batch with nothing stored. An entity named twice in a batch
+        is merged twice in memory and written once.
+        """
+        validate_id(user_id, "user")
+        validate_id(session_id, "session")
+        keys = [entity_key(user_id, it.type, entity_id_for(it)) for it in items]  # type: ignore[attr-defined]
+        if not items:
+            return []
+        now = self.clock()
+        stored = await self._get_many(keys)
+        index = await self.read_index(user_id)
+
+        current: dict[str, BaseEntity | None] = dict(stored)
+        merged: list[MergeResult] = []
+        for key, item in zip(keys, items, strict=True):
+            result = merge(current[key], item, user_id, session_id, now)
+            current[key] = result.entity
+            merged.append(result)
+
+        dirty = [k for k in dict.fromkeys(keys) if current[k] is not stored[k]]
+        for key in dirty:
+            entity = current[key]
+            assert entity is not None
+            await self._put_entity(key, entity)
+        if dirty:
+            positions = {(e.type, e.id): i for i, e in enumerate(index.entries)}
+            for key in dirty:
+                entity = current[key]
+                assert entity is not None
+                entry = index_entry_for(entity)
+                pos = positions.get((entity.type, entity.id))
+                if pos is None:
+                    positions[(entity.type, entity.id)] = len(index.entries)
+                    index.entries.append(entry)
+                else:
+                    index.entries[pos] = entry
+            await self._write_index(user_id, index)
+        return [
+            UpsertResult(key, r.entity, r.status, r.changes)
+            for key, r in zip(keys, merged, strict=True)
+        ]
+
+    async def delete(self, user_id: str, entity_type: str, entity_id: str) -> bool:
+        """Delete the entity and its index entry; False if neither existed."""
+        key = entity_key(user_id, entity_type, entity_id)
+        existed = await self.kv.get_json(key) is not None
+        if existed:
+            await self.kv.delete(key)
+        index = await self.read_index(user_id)
+        kept = [e for e in index.entries if not (e.type == entity_type and e.id == entity_id)]
+        if len(kept) != len(index.entries):
+            await self._write_index(user_id, EntityIndex(entries=kept))
+            return True
+        return existed
+
+    # --- retrieval -----------------------------------------------------------------------------
+
+    async def retrieve_for_context(self, user_id: str, task: str, limit: int = 20) -> Retrieval:
+        """Rank the index for `task`, then bulk-get the chosen entities (SPEC retrieveForContext).
+
+        Entities whose KV document has expired are left out of the answer.
+        """
+        entries = (await self.read_index(user_id)).entries
+        if not entries or limit <= 0:
+            return Retrieval([], [])
+        chosen = select(score_entries(entries, task, self.clock()), limit)
+        keys = [entity_key(user_id, s.type, s.id) for s in chosen]
+        found = await self._get_many(keys)
+        entities: list[BaseEntity] = []
+        scores: list[Score] = []
+        for key, score in zip(keys, chosen, strict=True):
+            entity = found.get(key)
+            if entity is not None:
+                entities.append(entity)
+                scores.append(score)
+        return Retrieval(entities, scores)

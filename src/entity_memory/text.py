@@ -1,0 +1,84 @@
+"""Text normalisation shared by ids, ranking and (later) entity resolution.
+
+One tokenizer for indexing and querying, so a task that says "cost per acquisition" meets an
+entity that says "tCPA": ads acronyms and their long forms are folded to the same terms.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+# Long forms first, so "target cost per acquisition" becomes "tcpa", never "target cpa".
+_PHRASES: list[tuple[str, str]] = [
+    (r"target cost per (acquisition|action|conversion)", "tcpa"),
+    (r"target return on ad(vertising)? spend", "troas"),
+    (r"cost per (acquisition|action|conversion|lead)", "cpa"),
+    (r"return on ad(vertising)? spend", "roas"),
+    (r"click[ -]?through[ -]?rates?", "ctr"),
+    (r"cost per click", "cpc"),
+    (r"cost per (mille|thousand( impressions)?)", "cpm"),
+    (r"conversion rates?", "cvr"),
+    (r"target cpa", "tcpa"),
+    (r"target roas", "troas"),
+    (r"\bt-cpa\b", "tcpa"),
+    (r"\bt-roas\b", "troas"),
+]
+#: A bidding target is also about its KPI: a task on "CPA" should find "switched to tCPA".
+_EXPANSIONS: dict[str, tuple[str, ...]] = {"tcpa": ("tcpa", "cpa"), "troas": ("troas", "roas")}
+_PHRASE_RES = [(re.compile(p), r) for p, r in _PHRASES]
+
+STOP_WORDS = frozenset(
+    """a about above after again all also am an and any are as at be because been before being
+    below between both but by can could did do does doing down during each few for from further
+    had has have having he her here hers him his how i if in into is it its itself just let lets
+    me more most my no nor not now of off on once only or other our ours out over own same she
+    should so some such than that the their theirs them then there these they this those through
+    to too under until up very was we were what when where which while who whom why will with
+    would you your yours yourself please help need want like get got make going go know think
+    today week weeks tomorrow yesterday last next new one two ok okay yes yeah sure
+    thanks""".split()
+)
+
+_TOKEN_RE = re.compile(r"[a-z0-9]+(?:[.'][a-z0-9]+)*")
+
+
+def fold(text: str) -> str:
+    """Lowercase, NFKC, accents stripped: the form every comparison is made in."""
+    text = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", text))
+    text = "".join(ch for ch in text if not unicodedata.combining(ch))
+    return text.lower()
+
+
+def normalize_name(name: str) -> str:
+    """Canonical form of an entity name: folded, punctuation to spaces, whitespace collapsed."""
+    return " ".join(re.sub(r"[\W_]+", " ", fold(name)).split())
+
+
+#: Terms that look plural but are not (folding "roas" to "roa" would split it from "ROAS").
+_NO_STEM = frozenset({"roas", "troas", "ios", "analytics", "ads", "sms", "news", "gas"})
+
+
+def _stem(token: str) -> str:
+    """Plural folding only: aggressive stemming merges KPI names that must stay apart."""
+    if token in _NO_STEM:
+        return token
+    if len(token) > 4 and token.endswith("ies"):
+        return token[:-3] + "y"
+    if len(token) > 3 and token.endswith("s") and not token.endswith(("ss", "us", "is")):
+        return token[:-1]
+    return token
+
+
+def tokenize(text: str) -> list[str]:
+    """Terms for lexical matching: folded, acronyms unified, stop words dropped, plurals folded."""
+    folded = fold(text)
+    for pattern, replacement in _PHRASE_RES:
+        folded = pattern.sub(f" {replacement} ", folded)
+    terms: list[str] = []
+    for raw in _TOKEN_RE.findall(folded):
+        token = raw.replace("'", "")
+        if token in STOP_WORDS or (len(token) < 2 and not token.isdigit()):
+            continue
+        terms.extend(_EXPANSIONS.get(token, (_stem(token),)))
+    return terms

@@ -1,0 +1,45 @@
+"""Shared fixtures for the CPython unit tests: an in-memory KV with a controllable clock."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from entity_memory.config import Settings
+from entity_memory.kv import CountingKV, InMemoryKV
+from entity_memory.store import EntityStore
+
+T0 = 1_780_000_000_000  # 2026-05-28, epoch ms
+DAY = 24 * 60 * 60 * 1000
+
+
+@dataclass
+class Clock:
+    now: int = T0
+
+    def __call__(self) -> int:
+        return self.now
+
+    def advance(self, ms: int) -> None:
+        self.now += ms
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def memkv(clock: Clock) -> InMemoryKV:
+    return InMemoryKV(clock=clock)
+
+
+@pytest.fixture
+def kv(memkv: InMemoryKV) -> CountingKV:
+    return CountingKV(memkv)
+
+
+@pytest.fixture
+def store(kv: CountingKV, clock: Clock) -> EntityStore:
+    return EntityStore(kv, Settings(), clock)

@@ -1,0 +1,167 @@
+import pytest
+
+from entity_memory.models import IndexEntry
+from entity_memory.ranking import keywords_for, recency_score, score_entries, select
+from entity_memory.store import EntityStore
+from entity_memory.text import tokenize
+
+from .conftest import DAY, T0, Clock
+from .factories import campaign, decision, item, metric, pain_point, preference
+
+
+def entry(
+    id: str,
+    type: str = "campaign",
+    importance: float = 0.5,
+    age_days: float = 0,
+    name: str | None = None,
+    content: str = "",
+) -> IndexEntry:
+    name = name or id
+    return IndexEntry(
+        id=id,
+        type=type,
+        name=name,
+        importance=importance,
+        updated_at=int(T0 - age_days * DAY),
+        keywords=keywords_for(name, [], content, []),
+    )
+
+
+def test_acronyms_and_long_forms_are_the_same_terms() -> None:
+    assert tokenize("Cost per acquisition") == ["cpa"]
+    assert tokenize("CPA") == ["cpa"]
+    assert tokenize("return on ad spend") == tokenize("ROAS") == ["roas"]
+    assert tokenize("click-through rate") == tokenize("CTR") == ["ctr"]
+    assert tokenize("cost per click") == ["cpc"]
+    assert tokenize("cost per thousand impressions") == ["cpm"]
+    assert tokenize("tCPA") == ["tcpa", "cpa"] == tokenize("target CPA")
+    assert tokenize("target return on ad spend") == ["troas", "roas"] == tokenize("tROAS")
+    assert tokenize("the campaigns for a week") == ["campaign"]
+
+
+def test_recency_is_linear_over_180_days() -> None:
+    assert recency_score(T0, T0) == 1.0
+    assert recency_score(T0 - 90 * DAY, T0) == pytest.approx(0.5)
+    assert recency_score(T0 - 200 * DAY, T0) == 0.0
+
+
+def test_score_is_the_spec_weighting() -> None:
+    [s] = score_entries([entry("alpha", importance=0.8, age_days=90)], "alpha", T0)
+    assert s.relevance == pytest.approx(1.0, abs=0.15)
+    assert s.score == pytest.approx(0.6 * s.relevance + 0.3 * 0.8 + 0.1 * 0.5)
+
+
+def test_relevant_beats_important() -> None:
+    ranked = score_entries(
+        [entry("Campaign Bravo", importance=1.0), entry("Campaign Alpha", importance=0.2)],
+        "how is campaign alpha doing",
+        T0,
+    )
+    assert [s.name for s in ranked] == ["Campaign Alpha", "Campaign Bravo"]
+    assert ranked[0].matched_terms == ("campaign", "alpha")
+
+
+def test_long_form_task_finds_acronym_entity() -> None:
+    entries = [
+        entry("Alpha CPA", type="metric", content="CPA of Alpha is $42"),
+        entry("Alpha CTR", type="metric", content="CTR of Alpha is 1.1%"),
+        entry("Budget pacing", importance=0.9),
+    ]
+    ranked = score_entries(entries, "Review the cost per acquisition trend", T0)
+    assert ranked[0].name == "Alpha CPA"
+    assert ranked[0].relevance > ranked[1].relevance
+
+
+def test_recency_breaks_ties() -> None:
+    ranked = score_entries(
+        [
+            entry("old", age_days=100, name="Campaign X"),
+            entry("new", age_days=1, name="Campaign Y"),
+        ],
+        "unrelated",
+        T0,
+    )
+    assert [s.id for s in ranked] == ["new", "old"]
+
+
+def test_irrelevant_task_scores_zero_relevance_and_no_substring_matches() -> None:
+    # The SPEC's substring test would match "a" inside every task; tokens do not.
+    [s] = score_entries([entry("A", name="A")], "a plan for the account", T0)
+    assert s.relevance == 0.0
+
+
+def test_preferences_and_pain_points_are_always_selected() -> None:
+    campaigns = [entry(f"c{i}", name=f"Alpha {i}", importance=0.9) for i in range(30)]
+    prefs = [
+        entry(f"p{i}", type="preference", name=f"Pref {i}", importance=0.1, age_days=170)
+        for i in range(7)
+    ]
+    pains = [entry("pain", type="pain_point", name="Tracking", importance=0.1, age_days=170)]
+    ranked = score_entries(campaigns + prefs + pains, "alpha", T0)
+    chosen = select(ranked, 20)
+    assert len(chosen) == 20
+    assert sum(s.type == "preference" for s in chosen) == 5
+    assert sum(s.type == "pain_point" for s in chosen) == 1
+    assert all(s.always_injected for s in chosen if s.type != "campaign")
+    assert [s.score for s in chosen] == sorted((s.score for s in chosen), reverse=True)
+
+
+def test_reserved_slots_never_exceed_half_the_limit() -> None:
+    ranked = score_entries(
+        [entry(f"c{i}", importance=0.9, name=f"Alpha {i}") for i in range(5)]
+        + [entry(f"p{i}", type="preference", importance=0.0) for i in range(5)],
+        "alpha",
+        T0,
+    )
+    chosen = select(ranked, 4)
+    assert sum(s.type == "preference" for s in chosen) == 2
+    assert select(ranked, 0) == []
+
+
+async def test_store_retrieval_orders_by_relevance_and_explains(
+    store: EntityStore, clock: Clock
+) -> None:
+    await store.upsert_many(
+        "u1",
+        [
+            campaign(),
+            campaign(
+                name="Campaign Bravo",
+                importance=1.0,
+                content="display campaign",
+                metadata={"strategy": "maximize clicks"},
+            ),
+            metric(),
+            decision(),
+            pain_point(),
+            preference(),
+            item(
+                type="metric",
+                name="Bravo CTR",
+                content="CTR 0.4%",
+                importance=0.6,
+                metadata={"kpi": "CTR", "value": 0.4, "unit": "%", "campaign": "Campaign Bravo"},
+            ),
+        ],
+        "s1",
+    )
+    found = await store.retrieve_for_context("u1", "Should Alpha keep target cost per acquisition?")
+    names = [e.name for e in found.entities]
+    assert names.index("Alpha CPA") < names.index("Bravo CTR")
+    assert names.index("Switch Alpha to tCPA") < names.index("Campaign Bravo")
+    assert names.index("Campaign Alpha") < names.index("Campaign Bravo")
+    by_name = {s.name: s for s in found.scores}
+    assert by_name["Alpha CPA"].relevance > 0.3
+    assert by_name["Bravo CTR"].relevance == 0.0
+    assert set(by_name["Alpha CPA"].to_json_dict()) == {
+        "id",
+        "type",
+        "name",
+        "score",
+        "relevance",
+        "importance",
+        "recency",
+        "matchedTerms",
+        "alwaysInjected",
+    }
