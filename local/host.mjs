@@ -1,0 +1,336 @@
+#!/usr/bin/env node
+// The offline local host: runs the Worker's src/entry.py on the npm `pyodide` package with
+// bindings from wrangler's getPlatformProxy(), behind a Node http server.
+// See local/README.md for how it works and which seams it papers over.
+//
+//   node local/host.mjs [--port N] [--persist DIR/v3] [--selftest-kv]
+//
+// PORT and ENTITY_MEMORY_PERSIST are read when the flags are absent.
+
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import { createServer } from "node:http";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+
+import {
+  ExecutionContext,
+  ScheduledController,
+  compatFlags,
+  makeHostModule,
+  presentEnv,
+  settleAll,
+} from "./runtime.mjs";
+
+const started = performance.now();
+const LOCAL_DIR = path.dirname(fileURLToPath(import.meta.url));
+const REPO = path.resolve(LOCAL_DIR, "..");
+const CONFIG_PATH = path.join(REPO, "wrangler.toml");
+const WHEELS_DIR = path.join(LOCAL_DIR, ".wheels");
+// The wheels unpacked once (per wheel set) and the bytecode cache, both gitignored.
+const PACKAGES_DIR = path.join(LOCAL_DIR, ".pyodide-packages");
+const SITE_DIR = path.join(PACKAGES_DIR, "site-packages");
+const PYCACHE_DIR = path.join(PACKAGES_DIR, "pycache");
+// Where the Python side sees them: NODEFS mounts, so edits to src/ need only a restart.
+const PY_SRC = "/entity-memory/src";
+const PY_RUNTIME = "/entity-memory/runtime";
+const PY_SITE = "/entity-memory/site-packages";
+const PY_PYCACHE = "/entity-memory/pycache";
+const PY_UNPACK = "/entity-memory/unpack";
+
+const { values: opts } = parseArgs({
+  options: {
+    port: { type: "string" },
+    host: { type: "string", default: "127.0.0.1" },
+    persist: { type: "string" },
+    "selftest-kv": { type: "boolean", default: false },
+  },
+});
+const port = Number(opts.port ?? process.env.PORT ?? 8787);
+// The directory that holds kv/, d1/, ...: what `wrangler ... --local` uses is
+// `<config dir>/.wrangler/state/v3`, and `--persist-to X` means `X/v3`.
+const persistPath = path.resolve(
+  opts.persist ?? process.env.ENTITY_MEMORY_PERSIST ?? path.join(REPO, ".wrangler/state/v3"),
+);
+
+// ENTITY_MEMORY_HOST_TIMINGS=1 prints how long each start-up phase took, to stderr.
+function lap(phase) {
+  if (process.env.ENTITY_MEMORY_HOST_TIMINGS) {
+    console.error(`[timing] ${phase}: ${Math.round(performance.now() - started)} ms`);
+  }
+}
+
+function fail(message) {
+  console.error(`entity-memory local host: ${message}`);
+  process.exit(1);
+}
+
+function wheelFiles() {
+  const wheels = existsSync(WHEELS_DIR)
+    ? readdirSync(WHEELS_DIR).filter((name) => name.endsWith(".whl"))
+    : [];
+  if (!wheels.length) fail(`no wheels in ${WHEELS_DIR}: run scripts/setup first`);
+  return wheels.sort();
+}
+
+// A compiled wheel built for another Pyodide ABI imports with an obscure error much later;
+// refuse it up front instead.
+function checkWheelAbi(wheels, pyodide) {
+  const lock = JSON.parse(
+    readFileSync(path.join(path.dirname(fileURLToPath(import.meta.resolve("pyodide"))), "pyodide-lock.json")),
+  );
+  const wanted = `pyemscripten_${lock.info.abi_version}_wasm32`;
+  for (const wheel of wheels) {
+    const platform = wheel.slice(0, -4).split("-").at(-1);
+    if (platform !== "any" && platform !== wanted) {
+      fail(`${wheel} is not built for this Pyodide (${pyodide.version}, needs ${wanted})`);
+    }
+  }
+}
+
+// Unpack the wheel set into SITE_DIR unless it already holds exactly this set. Unpacking into
+// a private directory and renaming it into place keeps concurrent start-ups from seeing a
+// half-written tree.
+function ensureSitePackages(pyodide, wheels) {
+  const stamp = JSON.stringify({
+    pyodide: pyodide.version,
+    wheels: wheels.map((name) => [name, statSync(path.join(WHEELS_DIR, name)).size]),
+  });
+  const stampFile = path.join(SITE_DIR, ".wheel-set.json");
+  if (existsSync(stampFile) && readFileSync(stampFile, "utf8") === stamp) return;
+
+  const staging = `${SITE_DIR}.tmp-${process.pid}`;
+  rmSync(staging, { recursive: true, force: true });
+  mkdirSync(staging, { recursive: true });
+  pyodide.mountNodeFS(PY_UNPACK, staging);
+  for (const wheel of wheels) {
+    // A Node Buffer is a Uint8Array subclass that Pyodide does not recognise: pass a plain view.
+    const bytes = readFileSync(path.join(WHEELS_DIR, wheel));
+    pyodide.unpackArchive(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length), "wheel", {
+      extractDir: PY_UNPACK,
+    });
+  }
+  pyodide.FS.unmount(PY_UNPACK);
+  writeFileSync(path.join(staging, ".wheel-set.json"), stamp);
+  rmSync(SITE_DIR, { recursive: true, force: true });
+  try {
+    renameSync(staging, SITE_DIR);
+  } catch {
+    rmSync(staging, { recursive: true, force: true }); // another start-up won the race
+  }
+}
+
+async function boot() {
+  const { loadPyodide } = await import("pyodide");
+  // Loading Pyodide and importing wrangler are the two slow steps and independent.
+  const [pyodide, wrangler] = await Promise.all([
+    loadPyodide({
+      stdout: (line) => console.log(line),
+      stderr: (line) => console.error(line),
+    }),
+    import("wrangler"),
+  ]);
+  lap("pyodide loaded, wrangler imported");
+  const config = wrangler.unstable_readConfig({ config: CONFIG_PATH });
+  // Start Miniflare now; it boots in its own process while Python imports the app.
+  const proxyPromise = wrangler.getPlatformProxy({
+    configPath: CONFIG_PATH,
+    // With remote bindings on, the [ai] binding demands a Cloudflare login.
+    remoteBindings: false,
+    persist: { path: persistPath },
+  });
+  proxyPromise.catch(() => {}); // awaited below; avoid an unhandled-rejection crash meanwhile
+
+  const wheels = wheelFiles();
+  checkWheelAbi(wheels, pyodide);
+  ensureSitePackages(pyodide, wheels);
+  pyodide.mountNodeFS(PY_SITE, SITE_DIR);
+  mkdirSync(PYCACHE_DIR, { recursive: true });
+  pyodide.mountNodeFS(PY_PYCACHE, PYCACHE_DIR);
+
+  // Filled in once Miniflare is up; the SDK holds on to this very object as
+  // `cloudflare:workers`'s env, so it must keep its identity.
+  const env = {};
+  pyodide.registerJsModule(
+    "_entity_memory_host",
+    makeHostModule({ env, flags: compatFlags(config) }),
+  );
+  pyodide.mountNodeFS(PY_SRC, path.join(REPO, "src"));
+  pyodide.mountNodeFS(PY_RUNTIME, path.join(LOCAL_DIR, "runtime"));
+  pyodide.runPython(`
+import site, sys
+# Bytecode goes to a host directory outside the repo's sources, so later start-ups skip
+# compiling FastAPI, pydantic and the app (about a second).
+sys.pycache_prefix = ${JSON.stringify(PY_PYCACHE)}
+sys.dont_write_bytecode = False  # Pyodide turns it on by default
+sys.path[:0] = [${JSON.stringify(PY_SRC)}, ${JSON.stringify(PY_RUNTIME)}, ${JSON.stringify(PY_SITE)}]
+site.addsitedir(${JSON.stringify(PY_SITE)})  # already on sys.path; this runs its .pth files
+`);
+  lap("wheels ready");
+  const dispatch = pyodide.pyimport("_host_dispatch");
+  const entrypoint = dispatch.load_entrypoint("entry", "Default");
+  lap("entry.py imported");
+
+  const proxy = await proxyPromise;
+  lap("platform proxy ready");
+  Object.assign(env, presentEnv(proxy.env, config));
+  return { pyodide, dispatch, entrypoint, env, proxy };
+}
+
+function pythonErrorText(err) {
+  // A PythonError's message is the formatted traceback.
+  return String(err?.message ?? err);
+}
+
+function sendJson(res, status, body) {
+  res.writeHead(status, { "content-type": "application/json" });
+  res.end(JSON.stringify(body));
+}
+
+async function readBody(req) {
+  const chunks = [];
+  for await (const chunk of req) chunks.push(chunk);
+  return Buffer.concat(chunks);
+}
+
+function toWebRequest(req, body) {
+  const url = new URL(req.url, `http://${req.headers.host ?? `127.0.0.1:${port}`}`);
+  const headers = new Headers();
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    headers.append(req.rawHeaders[i], req.rawHeaders[i + 1]);
+  }
+  const hasBody = !["GET", "HEAD"].includes(req.method) && body.length > 0;
+  return new Request(url, { method: req.method, headers, body: hasBody ? body : undefined });
+}
+
+async function writeResponse(res, response) {
+  const headers = [];
+  for (const [name, value] of response.headers) {
+    if (name !== "set-cookie") headers.push(name, value);
+  }
+  for (const cookie of response.headers.getSetCookie()) headers.push("set-cookie", cookie);
+  res.writeHead(response.status, response.statusText || undefined, headers);
+  // Streamed chunk by chunk: an ASGI app may stream its body through a TransformStream.
+  if (response.body) {
+    for await (const chunk of response.body) res.write(chunk);
+  }
+  res.end();
+}
+
+async function handleFetch(app, req, res) {
+  const request = toWebRequest(req, await readBody(req));
+  const ctx = new ExecutionContext();
+  let response;
+  try {
+    response = await app.dispatch.call_fetch(app.entrypoint, ctx, app.env, request);
+  } catch (err) {
+    const text = pythonErrorText(err);
+    console.error(`[fetch] ${req.method} ${req.url} raised:\n${text}`);
+    res.writeHead(500, { "content-type": "text/plain; charset=utf-8" });
+    res.end(`Worker threw an exception:\n${text}`);
+    return;
+  }
+  if (!(response instanceof Response)) {
+    sendJson(res, 500, {
+      error: { code: "bad_worker_response", message: "fetch() did not return a Response" },
+    });
+    return;
+  }
+  await writeResponse(res, response);
+}
+
+// Like `wrangler dev --test-scheduled`: GET /__scheduled?cron=*+*+*+*+* runs the cron handler.
+async function handleScheduled(app, req, res) {
+  if (!app.dispatch.has_handler(app.entrypoint, "scheduled")) {
+    sendJson(res, 404, {
+      error: { code: "no_scheduled_handler", message: "the Worker defines no scheduled()" },
+    });
+    return;
+  }
+  const url = new URL(req.url, "http://host");
+  const cron = url.searchParams.get("cron") ?? "* * * * *";
+  const time = Number(url.searchParams.get("time") ?? Date.now());
+  const controller = new ScheduledController(cron, time);
+  const ctx = new ExecutionContext();
+  try {
+    await app.dispatch.call_scheduled(app.entrypoint, ctx, app.env, controller);
+    // A cron event lasts until its waitUntil work is done.
+    await ctx.settled();
+  } catch (err) {
+    const text = pythonErrorText(err);
+    console.error(`[scheduled] ${cron} raised:\n${text}`);
+    sendJson(res, 500, { error: { code: "scheduled_failed", message: text } });
+    return;
+  }
+  sendJson(res, 200, { outcome: "ok", cron, scheduledTime: time, noRetry: controller.retryDisabled });
+}
+
+async function runKvSelftest(app) {
+  const selftest = app.pyodide.pyimport("_kv_selftest");
+  try {
+    const kept = await selftest.run(app.env);
+    console.log(`kv selftest kept ${kept}`);
+    console.log("kv selftest ok");
+    return 0;
+  } catch (err) {
+    console.error(pythonErrorText(err));
+    console.error("kv selftest FAILED");
+    return 1;
+  }
+}
+
+async function main() {
+  let app;
+  try {
+    app = await boot();
+  } catch (err) {
+    console.error(pythonErrorText(err));
+    fail("start-up failed");
+  }
+
+  let shuttingDown = false;
+  const shutdown = async (code) => {
+    if (shuttingDown) return;
+    shuttingDown = true;
+    await settleAll(2000);
+    // Stops the Miniflare/workerd child; without it the process would linger.
+    await app.proxy.dispose().catch(() => {});
+    process.exit(code);
+  };
+  process.on("SIGINT", () => shutdown(0));
+  process.on("SIGTERM", () => shutdown(0));
+
+  if (opts["selftest-kv"]) {
+    await shutdown(await runKvSelftest(app));
+    return;
+  }
+
+  const server = createServer((req, res) => {
+    const route = req.url.split("?")[0] === "/__scheduled" ? handleScheduled : handleFetch;
+    route(app, req, res).catch((err) => {
+      console.error(`[host] ${req.method} ${req.url}:`, err);
+      if (!res.headersSent) sendJson(res, 500, { error: { code: "host_error", message: String(err) } });
+      else res.destroy(err);
+    });
+  });
+  server.on("error", (err) => {
+    console.error(`entity-memory local host: cannot listen on ${opts.host}:${port}: ${err.message}`);
+    shutdown(1);
+  });
+  server.listen(port, opts.host, () => {
+    const { port: bound } = server.address();
+    const ms = Math.round(performance.now() - started);
+    console.log(`entity-memory local host ready on http://${opts.host}:${bound} in ${ms} ms`);
+  });
+}
+
+await main();
