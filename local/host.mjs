@@ -3,7 +3,7 @@
 // bindings from wrangler's getPlatformProxy(), behind a Node http server.
 // See local/README.md for how it works and which seams it papers over.
 //
-//   node local/host.mjs [--port N] [--persist DIR/v3] [--selftest-kv]
+//   node local/host.mjs [--port N] [--persist DIR/v3] [--selftest-kv] [--entry MODULE]
 //
 // PORT and ENTITY_MEMORY_PERSIST are read when the flags are absent.
 
@@ -53,6 +53,8 @@ const { values: opts } = parseArgs({
     host: { type: "string", default: "127.0.0.1" },
     persist: { type: "string" },
     "selftest-kv": { type: "boolean", default: false },
+    // The Python module (on src/) that exports `Default`; other values are for testing the host.
+    entry: { type: "string", default: "entry" },
   },
 });
 const port = Number(opts.port ?? process.env.PORT ?? 8787);
@@ -129,6 +131,9 @@ function ensureSitePackages(pyodide, wheels) {
   }
 }
 
+// Set as soon as Miniflare is starting, so a failed start-up can still stop it.
+let proxyPromise;
+
 async function boot() {
   const { loadPyodide } = await import("pyodide");
   // Loading Pyodide and importing wrangler are the two slow steps and independent.
@@ -142,7 +147,7 @@ async function boot() {
   lap("pyodide loaded, wrangler imported");
   const config = wrangler.unstable_readConfig({ config: CONFIG_PATH });
   // Start Miniflare now; it boots in its own process while Python imports the app.
-  const proxyPromise = wrangler.getPlatformProxy({
+  proxyPromise = wrangler.getPlatformProxy({
     configPath: CONFIG_PATH,
     // With remote bindings on, the [ai] binding demands a Cloudflare login.
     remoteBindings: false,
@@ -177,7 +182,7 @@ site.addsitedir(${JSON.stringify(PY_SITE)})  # already on sys.path; this runs it
 `);
   lap("wheels ready");
   const dispatch = pyodide.pyimport("_host_dispatch");
-  const entrypoint = dispatch.load_entrypoint("entry", "Default");
+  const entrypoint = dispatch.load_entrypoint(opts.entry, "Default");
   lap("entry.py imported");
 
   const proxy = await proxyPromise;
@@ -294,6 +299,7 @@ async function main() {
     app = await boot();
   } catch (err) {
     console.error(pythonErrorText(err));
+    await proxyPromise?.then((proxy) => proxy.dispose()).catch(() => {});
     fail("start-up failed");
   }
 
