@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from .models import IndexEntry
-from .text import tokenize
+from .text import name_terms, tokenize
 
 RELEVANCE_WEIGHT = 0.6
 IMPORTANCE_WEIGHT = 0.3
@@ -91,11 +91,11 @@ class Score:
 
 def _document(entry: IndexEntry) -> Counter[str]:
     doc: Counter[str] = Counter()
-    name_terms = tokenize(entry.name)
-    for term in name_terms:
+    in_name = name_terms(entry.name)
+    for term in in_name:
         doc[term] += _NAME_BOOST
     for term in entry.keywords:
-        if term not in name_terms:
+        if term not in in_name:
             doc[term] += 1
     return doc
 

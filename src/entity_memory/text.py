@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 # Long forms first, so "target cost per acquisition" becomes "tcpa", never "target cpa".
 _PHRASES: list[tuple[str, str]] = [
@@ -45,6 +46,8 @@ _TOKEN_RE = re.compile(r"[a-z0-9]+(?:[.'][a-z0-9]+)*")
 
 def fold(text: str) -> str:
     """Lowercase, NFKC, accents stripped: the form every comparison is made in."""
+    if text.isascii():
+        return text.lower()
     text = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", text))
     text = "".join(ch for ch in text if not unicodedata.combining(ch))
     return text.lower()
@@ -68,6 +71,12 @@ def _stem(token: str) -> str:
     if len(token) > 3 and token.endswith("s") and not token.endswith(("ss", "us", "is")):
         return token[:-1]
     return token
+
+
+@lru_cache(maxsize=16384)
+def name_terms(name: str) -> tuple[str, ...]:
+    """Tokens of an entity name, cached: ranking needs them for every entry on every query."""
+    return tuple(tokenize(name))
 
 
 def tokenize(text: str) -> list[str]:
