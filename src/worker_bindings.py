@@ -12,7 +12,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from entity_memory.config import Bindings, Settings
-from entity_memory.kv import MAX_LIST_LIMIT, KVListKey, KVListPage
+from entity_memory.kv import (
+    MAX_BULK_GET_KEYS,
+    MAX_LIST_LIMIT,
+    KVError,
+    KVListKey,
+    KVListPage,
+    check_put,
+)
 
 
 def _plain(value: Any) -> Any:
@@ -29,7 +36,11 @@ def _plain(value: Any) -> Any:
 
 
 class WorkersKV:
-    """`entity_memory.kv.KVNamespace` over a Workers KV binding."""
+    """`entity_memory.kv.KVNamespace` over a Workers KV binding.
+
+    Requests KV would refuse are refused here first with the same `KVError` as `InMemoryKV`,
+    so the core sees one error type whichever namespace it runs on.
+    """
 
     def __init__(self, binding: Any) -> None:
         self._kv = binding
@@ -40,6 +51,8 @@ class WorkersKV:
     async def get_json_many(self, keys: Sequence[str]) -> dict[str, Any | None]:
         if not keys:
             return {}
+        if len(keys) > MAX_BULK_GET_KEYS:
+            raise KVError(f"bulk get takes at most {MAX_BULK_GET_KEYS} keys")
         # One bulk read (at most 100 keys, enforced by KV itself); the JS Map it returns has
         # an entry, possibly null, for every requested key.
         found = await self._kv.get(list(keys), "json")
@@ -61,6 +74,7 @@ class WorkersKV:
         expiration_ttl: int | None = None,
         metadata: dict[str, Any] | None = None,
     ) -> None:
+        check_put(key, expiration_ttl, metadata)
         options: dict[str, Any] = {}
         if expiration_ttl is not None:
             options["expirationTtl"] = expiration_ttl
@@ -77,7 +91,7 @@ class WorkersKV:
     async def list(
         self, *, prefix: str = "", limit: int = MAX_LIST_LIMIT, cursor: str | None = None
     ) -> KVListPage:
-        options: dict[str, Any] = {"limit": limit}
+        options: dict[str, Any] = {"limit": max(1, min(limit, MAX_LIST_LIMIT))}
         if prefix:
             options["prefix"] = prefix
         if cursor:

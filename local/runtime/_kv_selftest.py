@@ -11,7 +11,7 @@ import uuid
 
 from workers.rpc import _EnvWrapper
 
-from entity_memory.kv import KVListPage
+from entity_memory.kv import KVError, KVListPage
 from worker_bindings import WorkersKV, bind
 
 
@@ -73,6 +73,17 @@ async def run(js_env):
     )
     _assert_plain(many, "get_json_many")
     _check(await kv.get_json_many([]) == {}, "get_json_many([]) is {}")
+
+    for refused in (
+        kv.get_json_many([f"{prefix}{i}" for i in range(101)]),
+        kv.put(prefix + "short", "1", expiration_ttl=30),
+    ):
+        try:
+            await refused
+        except KVError:
+            pass
+        else:
+            raise AssertionError("WorkersKV must refuse what KV refuses, with KVError")
 
     value, metadata = await kv.get_with_metadata(kept)
     _check(value == doc and metadata == meta, f"get_with_metadata: {value!r}, {metadata!r}")
