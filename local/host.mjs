@@ -87,9 +87,8 @@ function wheelFiles() {
 // A compiled wheel built for another Pyodide ABI imports with an obscure error much later;
 // refuse it up front instead.
 function checkWheelAbi(wheels, pyodide) {
-  const lock = JSON.parse(
-    readFileSync(path.join(path.dirname(fileURLToPath(import.meta.resolve("pyodide"))), "pyodide-lock.json")),
-  );
+  const pyodideDir = path.dirname(fileURLToPath(import.meta.resolve("pyodide")));
+  const lock = JSON.parse(readFileSync(path.join(pyodideDir, "pyodide-lock.json")));
   const wanted = `pyemscripten_${lock.info.abi_version}_wasm32`;
   for (const wheel of wheels) {
     const platform = wheel.slice(0, -4).split("-").at(-1);
