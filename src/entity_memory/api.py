@@ -13,7 +13,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -22,16 +22,20 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from . import __version__
 from .config import Bindings
 from .context import assemble_entity_context
+from .d1 import CountingD1
 from .keys import ENTITY_TYPES, InvalidId, InvalidType, validate_id, validate_type
 from .kv import CountingKV
+from .ledger import Ledger
 from .models import EntityInput
 from .store import EntityStore
+from .trends import metric_trends, pain_point_trends
 
 logger = logging.getLogger(__name__)
 
 MAX_BODY_BYTES = 1024 * 1024
 MAX_BATCH = 100
 KV_OPS_HEADER = "X-KV-Operations"
+D1_OPS_HEADER = "X-D1-Statements"
 
 
 class ApiError(Exception):
@@ -131,13 +135,26 @@ def create_app(bind: Callable[[Any], Bindings]) -> FastAPI:
             base = bind(request.scope.get("env"))
             counter = CountingKV(base.kv)
             request.state.kv_counter = counter
-            cached = Bindings(kv=counter, settings=base.settings, clock=base.clock)
+            db = None
+            if base.db is not None:
+                db = request.state.d1_counter = CountingD1(base.db)
+            cached = Bindings(kv=counter, settings=base.settings, clock=base.clock, db=db)
             request.state.bindings = cached
         return cached
 
+    def ledger_for(request: Request) -> Ledger | None:
+        db = bindings(request).db
+        return None if db is None else Ledger(db)
+
+    def require_ledger(request: Request) -> Ledger:
+        ledger = ledger_for(request)
+        if ledger is None:
+            raise ApiError(503, "ledger_unavailable", "no D1 ledger is bound (HISTORY)")
+        return ledger
+
     def store_for(request: Request) -> EntityStore:
         b = bindings(request)
-        return EntityStore(b.kv, b.settings, b.clock)
+        return EntityStore(b.kv, b.settings, b.clock, ledger_for(request))
 
     # --- middleware: size limit, auth, KV accounting --------------------------------------------
 
@@ -169,6 +186,9 @@ def create_app(bind: Callable[[Any], Bindings]) -> FastAPI:
         counter = getattr(request.state, "kv_counter", None)
         if counter is not None:
             response.headers[KV_OPS_HEADER] = counter.summary() or "none"
+        d1 = getattr(request.state, "d1_counter", None)
+        if d1 is not None:
+            response.headers[D1_OPS_HEADER] = f"calls={d1.calls},statements={d1.statements}"
         return response
 
     # --- error mapping ---------------------------------------------------------------------------
@@ -305,5 +325,72 @@ def create_app(bind: Callable[[Any], Bindings]) -> FastAPI:
         if body.explain:
             result["scores"] = [s.to_json_dict() for s in found.scores]
         return result
+
+    # --- ledger: history, changes, trends, export, forgetting, reindex -------------------------
+
+    @app.get("/v1/users/{user_id}/entities/{entity_type}/{entity_id}/history", tags=["ledger"])
+    async def history(
+        user_id: str,
+        entity_type: str,
+        entity_id: str,
+        request: Request,
+        limit: int = Query(default=100, ge=1, le=1000),
+    ) -> dict[str, Any]:
+        """Every recorded version of one entity, newest first, with the fields that changed."""
+        _check_path(user_id, entity_type, entity_id)
+        versions = await require_ledger(request).history(user_id, entity_type, entity_id, limit)
+        if not versions:
+            raise ApiError(404, "not_found", f"no history for {entity_type} {entity_id!r}")
+        return {"type": entity_type, "id": entity_id, "versions": versions}
+
+    @app.get("/v1/users/{user_id}/changes", tags=["ledger"])
+    async def changes(
+        user_id: str,
+        request: Request,
+        since: int = Query(default=0, ge=0, description="epoch ms; changes after this"),
+        limit: int = Query(default=500, ge=1, le=5000),
+    ) -> dict[str, Any]:
+        """What changed since a time (e.g. the last session), grouped by entity."""
+        _check_path(user_id)
+        grouped = await require_ledger(request).changes_since(user_id, since, limit)
+        return {"since": since, "entities": grouped, "count": len(grouped)}
+
+    @app.get("/v1/users/{user_id}/trends", tags=["ledger"])
+    async def trends(user_id: str, request: Request) -> dict[str, Any]:
+        """Per metric: first/last/min/max and whether it improves; per pain point: recurrence."""
+        _check_path(user_id)
+        ledger = require_ledger(request)
+        return {
+            "metrics": metric_trends(await ledger.metric_observations(user_id)),
+            "painPoints": pain_point_trends(await ledger.versions_of_type(user_id, "pain_point")),
+        }
+
+    @app.get("/v1/users/{user_id}/export", tags=["ledger"])
+    async def export(user_id: str, request: Request) -> dict[str, Any]:
+        """All live entities and their full history, as one document (data portability)."""
+        _check_path(user_id)
+        ledger = require_ledger(request)
+        store = store_for(request)
+        entities = await store.live_entities(user_id)
+        return {
+            "userId": user_id,
+            "exportedAt": store.clock(),
+            "entities": [e.to_json_dict() for e in entities],
+            "history": await ledger.all_versions(user_id),
+            "metricObservations": await ledger.metric_observations(user_id),
+        }
+
+    @app.delete("/v1/users/{user_id}", tags=["ledger"])
+    async def forget_user(user_id: str, request: Request) -> dict[str, Any]:
+        """Erase everything of the user in KV and D1. Repeat while `complete` is false."""
+        _check_path(user_id)
+        require_ledger(request)
+        return await store_for(request).forget_user(user_id)
+
+    @app.post("/v1/users/{user_id}/reindex", tags=["maintenance"])
+    async def reindex(user_id: str, request: Request) -> dict[str, Any]:
+        """Rebuild the user's index from the entity keys KV holds."""
+        _check_path(user_id)
+        return await store_for(request).reindex(user_id)
 
     return app

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .d1 import D1Database
 from .kv import KVNamespace
 
 DAY_SECONDS = 24 * 60 * 60
@@ -62,4 +63,6 @@ class Bindings:
 
     kv: KVNamespace
     settings: Settings = field(default_factory=Settings)
+    #: The D1 ledger; None where no D1 binding exists (history routes then answer 503).
+    db: D1Database | None = None
     clock: Callable[[], int] = wall_clock_ms

@@ -231,6 +231,7 @@ class IndexEntry(CamelModel):
     name: str
     importance: float
     updated_at: int
+    version: int = 0
     keywords: list[str] = Field(default_factory=list)
 
 

@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .config import Settings, wall_clock_ms
-from .keys import entity_key, index_key, validate_id, validate_type
-from .kv import MAX_BULK_GET_KEYS, KVNamespace
+from .keys import entity_key, entity_prefix, index_key, validate_id, validate_type
+from .kv import MAX_BULK_GET_KEYS, KVListKey, KVNamespace
+from .ledger import Ledger
 from .merge import Change, MergeResult, Status, entity_id_for, merge
 from .models import (
     BaseEntity,
@@ -75,6 +76,7 @@ def index_entry_for(entity: BaseEntity) -> IndexEntry:
         name=entity.name,
         importance=entity.importance,
         updated_at=entity.updated_at,
+        version=entity.version,
         keywords=keywords_for(entity.name, entity.aliases, entity.content, _metadata_terms(entity)),
     )
 
@@ -89,10 +91,12 @@ class EntityStore:
         kv: KVNamespace,
         settings: Settings | None = None,
         clock: Callable[[], int] = wall_clock_ms,
+        ledger: Ledger | None = None,
     ) -> None:
         self.kv = kv
         self.settings = settings or Settings()
         self.clock = clock
+        self.ledger = ledger
 
     # --- reads ---------------------------------------------------------------------------------
 
@@ -181,6 +185,13 @@ class EntityStore:
             entity = current[key]
             assert entity is not None
             await self._put_entity(key, entity)
+        if self.ledger is not None and dirty:
+            await self.ledger.write(
+                self.ledger.upsert_statements(
+                    ((r.entity, r.status, r.changes) for r in merged if r.status != "unchanged"),
+                    now,
+                )
+            )
         if dirty:
             positions = {(e.type, e.id): i for i, e in enumerate(index.entries)}
             for key in dirty:
@@ -202,9 +213,19 @@ class EntityStore:
     async def delete(self, user_id: str, entity_type: str, entity_id: str) -> bool:
         """Delete the entity and its index entry; False if neither existed."""
         key = entity_key(user_id, entity_type, entity_id)
-        existed = await self.kv.get_json(key) is not None
+        data = await self.kv.get_json(key)
+        existed = data is not None
         if existed:
             await self.kv.delete(key)
+            if self.ledger is not None:
+                entity = self._parse(key, data)
+                await self.ledger.write(
+                    [
+                        self.ledger.removal_statement(
+                            user_id, entity_type, entity_id, entity.version, "deleted", self.clock()
+                        )
+                    ]
+                )
         index = await self.read_index(user_id)
         kept = [e for e in index.entries if not (e.type == entity_type and e.id == entity_id)]
         if len(kept) != len(index.entries):
@@ -219,10 +240,10 @@ class EntityStore:
 
         Entities whose KV document has expired are left out of the answer.
         """
-        entries = (await self.read_index(user_id)).entries
-        if not entries or limit <= 0:
+        index = await self.read_index(user_id)
+        if not index.entries or limit <= 0:
             return Retrieval([], [])
-        chosen = select(score_entries(entries, task, self.clock()), limit)
+        chosen = select(score_entries(index.entries, task, self.clock()), limit)
         keys = [entity_key(user_id, s.type, s.id) for s in chosen]
         found = await self._get_many(keys)
         entities: list[BaseEntity] = []
@@ -232,4 +253,105 @@ class EntityStore:
             if entity is not None:
                 entities.append(entity)
                 scores.append(score)
+        missing = {(s.type, s.id) for key, s in zip(keys, chosen, strict=True) if not found[key]}
+        if missing:
+            await self._drop_expired(user_id, index, missing)
         return Retrieval(entities, scores)
+
+    async def _drop_expired(
+        self, user_id: str, index: EntityIndex, missing: set[tuple[str, str]]
+    ) -> None:
+        """Forget index entries whose entity KV expired by TTL, and note it in the ledger.
+
+        An entry missing before its TTL ran out is left alone: that is a write this KV location
+        has not seen yet (eventual consistency) or a concurrent delete, not an expiry.
+        """
+        now = self.clock()
+        expired = [
+            e
+            for e in index.entries
+            if (e.type, e.id) in missing
+            and e.updated_at + self.settings.ttl_seconds(e.type) * 1000 <= now
+        ]
+        if not expired:
+            return
+        if self.ledger is not None:
+            await self.ledger.write(
+                [
+                    self.ledger.removal_statement(user_id, e.type, e.id, e.version, "expired", now)
+                    for e in expired
+                ]
+            )
+        gone = {(e.type, e.id) for e in expired}
+        kept = [e for e in index.entries if (e.type, e.id) not in gone]
+        await self._write_index(user_id, EntityIndex(entries=kept))
+
+    # --- maintenance ---------------------------------------------------------------------------
+
+    async def _list_keys(self, prefix: str) -> list[KVListKey]:
+        keys: list[KVListKey] = []
+        cursor: str | None = None
+        while True:
+            page = await self.kv.list(prefix=prefix, cursor=cursor)
+            keys.extend(page.keys)
+            if page.list_complete or not page.cursor:
+                return keys
+            cursor = page.cursor
+
+    async def reindex(self, user_id: str) -> dict[str, int]:
+        """Rebuild the index from what KV holds under the user's entity prefix.
+
+        Entries still matching the old index (same type, id and updatedAt) are kept as they are;
+        only entities the index lost are read, in bulk, to recover their ranking keywords.
+        Repairs what a lost concurrent index write or an expiry left behind.
+        """
+        old = {(e.type, e.id): e for e in (await self.read_index(user_id)).entries}
+        listed = await self._list_keys(entity_prefix(user_id))
+        entries: list[IndexEntry] = []
+        to_fetch: list[str] = []
+        for key in listed:
+            _, _, entity_type, entity_id = key.name.split(":", 3)
+            meta = key.metadata or {}
+            known = old.get((entity_type, entity_id))
+            if known is not None and known.updated_at == meta.get("updatedAt"):
+                entries.append(known)
+            else:
+                to_fetch.append(key.name)
+        fetched = await self._get_many(to_fetch)
+        entries += [index_entry_for(e) for e in fetched.values() if e is not None]
+        entries.sort(key=lambda e: (e.updated_at, e.type, e.id))
+        new_ids = {(e.type, e.id) for e in entries}
+        stats = {
+            "entries": len(entries),
+            "restored": len(new_ids - set(old)),
+            "dropped": len(set(old) - new_ids),
+            "refreshed": len(to_fetch) - len(new_ids - set(old)),
+        }
+        if stats["restored"] or stats["dropped"] or stats["refreshed"]:
+            await self._write_index(user_id, EntityIndex(entries=entries))
+        return stats
+
+    async def live_entities(self, user_id: str) -> list[BaseEntity]:
+        """Every stored entity of the user, found by listing KV (not trusting the index)."""
+        keys = [k.name for k in await self._list_keys(entity_prefix(user_id))]
+        found = await self._get_many(keys)
+        return [e for e in found.values() if e is not None]
+
+    async def forget_user(self, user_id: str, max_keys: int = 900) -> dict[str, Any]:
+        """Delete the user's KV keys (found by listing, not from the index) and ledger rows.
+
+        A Worker invocation may make about 1,000 KV operations, so one call deletes at most
+        `max_keys` keys and says `complete: false` when the caller must call again.
+        """
+        keys = [k.name for k in await self._list_keys(entity_prefix(user_id))]
+        batch, complete = keys[:max_keys], len(keys) <= max_keys
+        for key in batch:
+            await self.kv.delete(key)
+        result: dict[str, Any] = {"kvKeysDeleted": len(batch), "complete": complete}
+        if complete:
+            if await self.kv.get_json(index_key(user_id)) is not None:
+                await self.kv.delete(index_key(user_id))
+                result["kvKeysDeleted"] += 1
+            if self.ledger is not None:
+                result["ledgerRowsDeleted"] = await self.ledger.forget_user(user_id)
+        return result

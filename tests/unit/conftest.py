@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
 from entity_memory.config import Settings
+from entity_memory.d1 import CountingD1, SQLiteD1
 from entity_memory.kv import CountingKV, InMemoryKV
+from entity_memory.ledger import Ledger
 from entity_memory.store import EntityStore
 
 T0 = 1_780_000_000_000  # 2026-05-28, epoch ms
@@ -43,3 +46,22 @@ def kv(memkv: InMemoryKV) -> CountingKV:
 @pytest.fixture
 def store(kv: CountingKV, clock: Clock) -> EntityStore:
     return EntityStore(kv, Settings(), clock)
+
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def db() -> CountingD1:
+    return CountingD1(SQLiteD1(migrations=REPO / "migrations"))
+
+
+@pytest.fixture
+def ledger(db: CountingD1) -> Ledger:
+    return Ledger(db)
+
+
+@pytest.fixture
+def lstore(kv: CountingKV, clock: Clock, ledger: Ledger) -> EntityStore:
+    """A store that writes the D1 ledger too."""
+    return EntityStore(kv, Settings(), clock, ledger)

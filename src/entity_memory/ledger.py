@@ -1,0 +1,224 @@
+"""The D1 ledger: every version of every entity, metric observations, processed sessions.
+
+KV holds only the live state, last writer wins. The ledger is the audit trail (SPEC best
+practices 2 and 7) and what trends and exports read. Writes for a whole batch go in one D1
+`batch` (one round trip, one transaction). The store writes the ledger after the entity
+documents and before the index, so the ledger never holds a version that KV never received.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any, Literal
+
+from .d1 import D1Database, Statement
+from .merge import Change
+from .models import BaseEntity
+
+ChangeKind = Literal["created", "updated", "contradicted", "deleted", "expired"]
+
+#: Fields whose change means the stored fact was contradicted, not merely refined (SPEC bp 7).
+CONTRADICTION_FIELDS = frozenset(
+    {
+        "metadata.strategy",
+        "metadata.budget",
+        "metadata.status",
+        "metadata.campaignId",
+        "metadata.value",  # a KPI's value or a preference's value
+        "metadata.resolved",
+        "metadata.action",
+    }
+)
+
+_INSERT_VERSION = (
+    "INSERT INTO entity_versions (user_id, entity_type, entity_id, version, change_kind,"
+    " entity_json, changed_fields, session_id, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_INSERT_OBSERVATION = (
+    "INSERT INTO metric_observations (user_id, metric_id, campaign, kpi, value, unit,"
+    " observed_at, session_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_TOUCH_USER = (
+    "INSERT INTO user_activity (user_id, last_write_at) VALUES (?, ?)"
+    " ON CONFLICT(user_id) DO UPDATE SET last_write_at = excluded.last_write_at"
+)
+
+
+def change_kind(status: str, changes: dict[str, Change]) -> ChangeKind:
+    if status == "created":
+        return "created"
+    if any(c.old is not None and path in CONTRADICTION_FIELDS for path, c in changes.items()):
+        return "contradicted"
+    return "updated"
+
+
+def _changes_json(changes: dict[str, Change]) -> str:
+    return json.dumps({k: {"old": c.old, "new": c.new} for k, c in changes.items()})
+
+
+def _version_row(
+    entity: BaseEntity, kind: ChangeKind, changes: dict[str, Change], now: int
+) -> Statement:
+    return (
+        _INSERT_VERSION,
+        (
+            entity.user_id,
+            entity.type,
+            entity.id,
+            entity.version,
+            kind,
+            json.dumps(entity.to_json_dict()),
+            _changes_json(changes),
+            entity.session_id,
+            now,
+        ),
+    )
+
+
+def _observation_row(entity: BaseEntity) -> Statement | None:
+    """The newest observation of a metric, if this write added one."""
+    meta = entity.metadata  # type: ignore[attr-defined]
+    if entity.type != "metric" or not meta.history:
+        return None
+    obs = meta.history[-1]
+    if obs.at != entity.updated_at:
+        return None
+    return (
+        _INSERT_OBSERVATION,
+        (
+            entity.user_id,
+            entity.id,
+            meta.campaign,
+            meta.kpi,
+            obs.value,
+            meta.unit,
+            obs.at,
+            obs.session_id,
+        ),
+    )
+
+
+def _parse_row(row: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "version": row["version"],
+        "changeKind": row["change_kind"],
+        "changes": json.loads(row["changed_fields"] or "{}"),
+        "sessionId": row["session_id"],
+        "recordedAt": row["recorded_at"],
+        "entity": json.loads(row["entity_json"]) if row["entity_json"] else None,
+    }
+
+
+class Ledger:
+    def __init__(self, db: D1Database) -> None:
+        self.db = db
+
+    # --- writes ----------------------------------------------------------------------------------
+
+    def upsert_statements(
+        self, written: Iterable[tuple[BaseEntity, str, dict[str, Change]]], now: int
+    ) -> list[Statement]:
+        """Rows for entities a batch wrote: a version each, an observation per new metric value."""
+        statements: list[Statement] = []
+        user_id = None
+        for entity, status, changes in written:
+            user_id = entity.user_id
+            statements.append(_version_row(entity, change_kind(status, changes), changes, now))
+            observation = _observation_row(entity)
+            if observation is not None:
+                statements.append(observation)
+        if user_id is not None:
+            statements.append((_TOUCH_USER, (user_id, now)))
+        return statements
+
+    def removal_statement(
+        self,
+        user_id: str,
+        entity_type: str,
+        entity_id: str,
+        version: int,
+        kind: Literal["deleted", "expired"],
+        now: int,
+    ) -> Statement:
+        """A deletion or expiry, recorded under the last version the entity had."""
+        return (
+            _INSERT_VERSION,
+            (user_id, entity_type, entity_id, version, kind, None, "{}", None, now),
+        )
+
+    async def write(self, statements: Sequence[Statement]) -> None:
+        if statements:
+            await self.db.batch(statements)
+
+    # --- reads ---------------------------------------------------------------------------------
+
+    async def history(
+        self, user_id: str, entity_type: str, entity_id: str, limit: int = 100
+    ) -> list[dict[str, Any]]:
+        rows = await self.db.all(
+            "SELECT * FROM entity_versions WHERE user_id = ? AND entity_type = ? AND entity_id = ?"
+            " ORDER BY seq DESC LIMIT ?",
+            (user_id, entity_type, entity_id, limit),
+        )
+        return [_parse_row(r) for r in rows]
+
+    async def changes_since(
+        self, user_id: str, since_ms: int, limit: int = 500
+    ) -> list[dict[str, Any]]:
+        """Changes after `since_ms`, grouped by entity, entities by their latest change."""
+        rows = await self.db.all(
+            "SELECT * FROM entity_versions WHERE user_id = ? AND recorded_at > ?"
+            " ORDER BY seq ASC LIMIT ?",
+            (user_id, since_ms, limit),
+        )
+        grouped: dict[tuple[str, str], dict[str, Any]] = {}
+        for row in rows:
+            key = (row["entity_type"], row["entity_id"])
+            group = grouped.setdefault(
+                key, {"type": key[0], "id": key[1], "name": None, "changes": []}
+            )
+            parsed = _parse_row(row)
+            entity = parsed.pop("entity")
+            if entity is not None:
+                group["name"] = entity["name"]
+                group["current"] = entity
+            group["changes"].append(parsed)
+        return sorted(grouped.values(), key=lambda g: -g["changes"][-1]["recordedAt"])
+
+    async def metric_observations(self, user_id: str) -> list[dict[str, Any]]:
+        return await self.db.all(
+            "SELECT metric_id, campaign, kpi, value, unit, observed_at, session_id"
+            " FROM metric_observations WHERE user_id = ? ORDER BY metric_id, observed_at, seq",
+            (user_id,),
+        )
+
+    async def versions_of_type(self, user_id: str, entity_type: str) -> list[dict[str, Any]]:
+        return await self.db.all(
+            "SELECT entity_id, version, change_kind, entity_json, recorded_at FROM entity_versions"
+            " WHERE user_id = ? AND entity_type = ? ORDER BY seq",
+            (user_id, entity_type),
+        )
+
+    async def all_versions(self, user_id: str) -> list[dict[str, Any]]:
+        rows = await self.db.all(
+            "SELECT * FROM entity_versions WHERE user_id = ? ORDER BY seq", (user_id,)
+        )
+        return [{"type": r["entity_type"], "id": r["entity_id"], **_parse_row(r)} for r in rows]
+
+    async def recent_users(self, since_ms: int, limit: int = 50) -> list[str]:
+        rows = await self.db.all(
+            "SELECT user_id FROM user_activity WHERE last_write_at >= ?"
+            " ORDER BY last_write_at DESC LIMIT ?",
+            (since_ms, limit),
+        )
+        return [r["user_id"] for r in rows]
+
+    async def forget_user(self, user_id: str) -> dict[str, int]:
+        """Delete every row of the user; counts per table."""
+        tables = ("entity_versions", "metric_observations", "processed_sessions", "user_activity")
+        counts = await self.db.batch(
+            [(f"SELECT COUNT(*) AS n FROM {t} WHERE user_id = ?", (user_id,)) for t in tables]
+            + [(f"DELETE FROM {t} WHERE user_id = ?", (user_id,)) for t in tables]
+        )
+        return {t: int(counts[i][0]["n"]) for i, t in enumerate(tables)}

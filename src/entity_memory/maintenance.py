@@ -1,0 +1,34 @@
+"""Scheduled upkeep: rebuild the indexes of recently written users.
+
+Two writers racing on one user's index (KV is last-writer-wins) can drop an entry; the entity
+itself is safe. The cron trigger repairs such losses without anyone noticing them first, and
+visits only users the ledger saw writing recently, so its cost follows activity, not size.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .ledger import Ledger
+from .store import EntityStore
+
+HOUR_MS = 60 * 60 * 1000
+#: How far back a cron run looks for users with writes (a margin over the cron interval).
+ACTIVITY_WINDOW_MS = 2 * HOUR_MS
+MAX_USERS_PER_RUN = 50
+
+
+async def reindex_recent_users(
+    store: EntityStore,
+    ledger: Ledger,
+    window_ms: int = ACTIVITY_WINDOW_MS,
+    max_users: int = MAX_USERS_PER_RUN,
+) -> dict[str, Any]:
+    users = await ledger.recent_users(store.clock() - window_ms, max_users)
+    results = {user: await store.reindex(user) for user in users}
+    return {
+        "users": len(users),
+        "restored": sum(r["restored"] for r in results.values()),
+        "dropped": sum(r["dropped"] for r in results.values()),
+        "perUser": results,
+    }
