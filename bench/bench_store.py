@@ -220,9 +220,9 @@ async def main() -> None:
         if args.host_url:
             host = [await host_row(args.host_url, n) for n in sizes]
         else:
-            from tests.e2e.hostproc import LocalHost
+            from tests.e2e.hostproc import start_host
 
-            with tempfile.TemporaryDirectory() as state, LocalHost(Path(state)) as running:
+            with tempfile.TemporaryDirectory() as state, start_host(Path(state) / "v3") as running:
                 print(f"local host started in {running.startup_ms} ms", flush=True)
                 host = [await host_row(running.base_url, n) for n in sizes]
     print_tables(mem, host)

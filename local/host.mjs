@@ -53,6 +53,9 @@ const { values: opts } = parseArgs({
     host: { type: "string", default: "127.0.0.1" },
     persist: { type: "string" },
     "selftest-kv": { type: "boolean", default: false },
+    // `--var NAME=VALUE`, repeatable: a var or secret over wrangler.toml and .dev.vars, as
+    // `wrangler dev --var` does (e.g. `--var API_TOKEN=...` to run with auth on).
+    var: { type: "string", multiple: true, default: [] },
     // The Python module (on src/) that exports `Default`; other values are for testing the host.
     entry: { type: "string", default: "entry" },
   },
@@ -187,6 +190,11 @@ site.addsitedir(${JSON.stringify(PY_SITE)})  # already on sys.path; this runs it
   const proxy = await proxyPromise;
   lap("platform proxy ready");
   Object.assign(env, presentEnv(proxy.env, config));
+  for (const pair of opts.var) {
+    const eq = pair.indexOf("=");
+    if (eq < 1) fail(`--var takes NAME=VALUE, got ${JSON.stringify(pair)}`);
+    env[pair.slice(0, eq)] = pair.slice(eq + 1);
+  }
   return { pyodide, dispatch, entrypoint, env, proxy };
 }
 

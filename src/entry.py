@@ -4,6 +4,7 @@ import asgi
 from workers import WorkerEntrypoint
 
 from entity_memory.api import create_app
+from entity_memory.maintenance import scheduled_reindex
 from worker_bindings import bind
 
 app = create_app(bind)
@@ -12,3 +13,6 @@ app = create_app(bind)
 class Default(WorkerEntrypoint):
     async def fetch(self, request):
         return await asgi.fetch(app, request, self.env, self.ctx)
+
+    async def scheduled(self, controller, env, ctx):
+        return await scheduled_reindex(bind(self.env))

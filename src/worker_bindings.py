@@ -1,4 +1,4 @@
-"""The Worker side of the core's bindings: Workers KV behind the `KVNamespace` protocol.
+"""The Worker side of the core's bindings: Workers KV and D1 behind the core's protocols.
 
 This is the only module besides entry.py that knows about the Workers runtime. It expects the
 env as the SDK hands it to a `WorkerEntrypoint` (`self.env`, an `_EnvWrapper`), where a
@@ -111,6 +111,28 @@ class WorkersKV:
         )
 
 
+class WorkersD1:
+    """`entity_memory.d1.D1Database` over a D1 binding (`prepare().bind().all()`, `batch`)."""
+
+    def __init__(self, binding: Any) -> None:
+        self._db = binding
+
+    def _statement(self, sql: str, params: Sequence[Any]) -> Any:
+        prepared = self._db.prepare(sql)
+        return prepared.bind(*params) if params else prepared
+
+    async def all(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        result = _plain(await self._statement(sql, params).all())
+        return list(result.get("results") or [])
+
+    async def batch(
+        self, statements: Sequence[tuple[str, Sequence[Any]]]
+    ) -> list[list[dict[str, Any]]]:
+        # D1 runs a batch as one transaction: all statements apply, or none.
+        results = _plain(await self._db.batch([self._statement(s, p) for s, p in statements]))
+        return [list(r.get("results") or []) for r in results]
+
+
 def _env_lookup(env: Any):
     """Vars and secrets are plain values on env (strings, or numbers from JSON vars).
 
@@ -126,4 +148,9 @@ def _env_lookup(env: Any):
 
 def bind(env: Any) -> Bindings:
     """Everything one request needs, built from that request's env (nothing is cached)."""
-    return Bindings(kv=WorkersKV(env.ENTITIES), settings=Settings.from_env(_env_lookup(env)))
+    db = getattr(env, "HISTORY", None)
+    return Bindings(
+        kv=WorkersKV(env.ENTITIES),
+        settings=Settings.from_env(_env_lookup(env)),
+        db=None if db is None else WorkersD1(db),
+    )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .config import Bindings
 from .ledger import Ledger
 from .store import EntityStore
 
@@ -32,3 +33,12 @@ async def reindex_recent_users(
         "dropped": sum(r["dropped"] for r in results.values()),
         "perUser": results,
     }
+
+
+async def scheduled_reindex(bindings: Bindings) -> dict[str, Any]:
+    """What the cron trigger runs; without a ledger there is no activity record to follow."""
+    if bindings.db is None:
+        return {"users": 0, "skipped": "no D1 ledger bound"}
+    ledger = Ledger(bindings.db)
+    store = EntityStore(bindings.kv, bindings.settings, bindings.clock, ledger)
+    return await reindex_recent_users(store, ledger)

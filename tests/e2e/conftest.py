@@ -1,154 +1,26 @@
 """End-to-end fixtures: the real local host (Pyodide + Miniflare) in a subprocess.
 
 The `host` fixture starts `node local/host.mjs` once per test session on a free port, with its
-own Miniflare state directory, and stops it afterwards. It needs what `scripts/setup` produces
-(node_modules/, local/.wheels/); when the host cannot start, every test using it fails with
-the host's output. These tests are never skipped.
+own Miniflare state directory, and stops it afterwards. When the host cannot start, every test
+using it fails with the host's output. These tests are never skipped.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import re
-import signal
-import socket
-import subprocess
-import threading
-import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-READY = re.compile(r"ready on (http://\S+) in (\d+) ms")
-START_TIMEOUT_S = 120
-# No prompts, no telemetry, no colour codes in what the tests parse.
-CLI_ENV = {**os.environ, "CI": "true", "WRANGLER_SEND_METRICS": "false", "NO_COLOR": "1"}
+from .hostproc import Host, HostError, start_host
 
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-@dataclass
-class Host:
-    base_url: str
-    #: The host's `--persist` directory (Miniflare's `v3` folder).
-    persist_dir: Path
-    startup_ms: int
-    process: subprocess.Popen[str]
-    output: list[str] = field(default_factory=list)
-
-    @property
-    def persist_to(self) -> Path:
-        """What wrangler's `--persist-to` takes: the parent of `v3`."""
-        return self.persist_dir.parent
-
-    def wrangler(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-        """`npx wrangler <args> --local --persist-to <state>`, run from the repo, checked."""
-        cmd = ["npx", "--no-install", "wrangler", *args, "--local"]
-        cmd += ["--persist-to", str(self.persist_to)]
-        done = subprocess.run(
-            cmd, cwd=REPO, env=CLI_ENV, capture_output=True, text=True, timeout=timeout
-        )
-        if done.returncode != 0:
-            pytest.fail(f"{cmd} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
-        return done
-
-    def kv_list(self, prefix: str) -> list[dict]:
-        out = self.wrangler("kv", "key", "list", "--binding", "ENTITIES", "--prefix", prefix)
-        return json.loads(out.stdout)
-
-    def kv_get(self, key: str) -> str:
-        return self.wrangler("kv", "key", "get", key, "--binding", "ENTITIES").stdout
-
-    def run_host(self, *args: str, timeout: float = START_TIMEOUT_S) -> subprocess.CompletedProcess:
-        """Another `node local/host.mjs` run (e.g. --selftest-kv) on this session's state."""
-        cmd = ["node", "local/host.mjs", "--persist", str(self.persist_dir), *args]
-        return subprocess.run(
-            cmd, cwd=REPO, env=CLI_ENV, capture_output=True, text=True, timeout=timeout
-        )
-
-
-def _check_setup() -> None:
-    needed = ("node_modules/wrangler", "node_modules/pyodide")
-    missing = [path for path in needed if not (REPO / path).exists()]
-    if not any((REPO / "local/.wheels").glob("*.whl")):
-        missing.append("local/.wheels/*.whl")
-    if missing:
-        pytest.fail(f"run scripts/setup first; missing: {', '.join(missing)}")
-
-
-def _stop(process: subprocess.Popen) -> None:
-    if process.poll() is not None:
-        return
-    process.terminate()  # the host disposes Miniflare on SIGTERM
-    try:
-        process.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        # The host runs in its own process group: take its workerd child down with it.
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait(timeout=10)
+__all__ = ["Host"]
 
 
 @pytest.fixture(scope="session")
 def host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Host]:
-    _check_setup()
     persist_dir = tmp_path_factory.mktemp("wrangler-state") / "v3"
-    stderr_path = persist_dir.parent / "host.stderr"
-    port = _free_port()
-    with stderr_path.open("w") as stderr:
-        process = subprocess.Popen(
-            ["node", "local/host.mjs", "--port", str(port), "--persist", str(persist_dir)],
-            cwd=REPO,
-            env=CLI_ENV,
-            stdout=subprocess.PIPE,
-            stderr=stderr,
-            text=True,
-            start_new_session=True,
-        )
-    output: list[str] = []
-    ready = threading.Event()
-    found: dict[str, str] = {}
-
-    def pump() -> None:
-        # Keep draining stdout for the whole session so the host never blocks on a full pipe.
-        assert process.stdout is not None
-        for line in process.stdout:
-            output.append(line)
-            match = READY.search(line)
-            if match and not ready.is_set():
-                found.update(url=match[1], ms=match[2])
-                ready.set()
-        ready.set()  # the host exited
-
-    threading.Thread(target=pump, daemon=True).start()
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while not ready.wait(0.2) and time.monotonic() < deadline:
-        pass
-    if not found:
-        try:  # stdout closing means the host is exiting: collect its exit code
-            code = process.wait(timeout=10) if ready.is_set() else None
-        except subprocess.TimeoutExpired:
-            code = None
-        _stop(process)
-        why = f"exited with code {code}" if code is not None else f"not ready in {START_TIMEOUT_S}s"
-        pytest.fail(
-            f"local host failed to start ({why}).\nstdout:\n{''.join(output)}\n"
-            f"stderr:\n{stderr_path.read_text()}"
-        )
     try:
-        yield Host(
-            base_url=found["url"],
-            persist_dir=persist_dir,
-            startup_ms=int(found["ms"]),
-            process=process,
-            output=output,
-        )
-    finally:
-        _stop(process)
+        with start_host(persist_dir) as running:
+            yield running
+    except HostError as exc:
+        pytest.fail(str(exc))

@@ -1,0 +1,202 @@
+"""Start and stop the real local host (Pyodide + Miniflare) in a subprocess.
+
+Used by the end-to-end fixtures and by the benchmarks. Needs what `scripts/setup` produces
+(node_modules/, local/.wheels/). Every failure raises `HostError` with the host's output.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+READY = re.compile(r"ready on (http://\S+) in (\d+) ms")
+START_TIMEOUT_S = 120
+# No prompts, no telemetry, no colour codes in what the tests parse.
+CLI_ENV = {**os.environ, "CI": "true", "WRANGLER_SEND_METRICS": "false", "NO_COLOR": "1"}
+
+
+class HostError(RuntimeError):
+    """The host or a wrangler command against its state failed."""
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@dataclass
+class Host:
+    base_url: str
+    #: The host's `--persist` directory (Miniflare's `v3` folder).
+    persist_dir: Path
+    startup_ms: int
+    process: subprocess.Popen[str]
+    output: list[str] = field(default_factory=list)
+
+    @property
+    def persist_to(self) -> Path:
+        """What wrangler's `--persist-to` takes: the parent of `v3`."""
+        return self.persist_dir.parent
+
+    def wrangler(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+        """`npx wrangler <args> --local --persist-to <state>`, run from the repo, checked."""
+        cmd = ["npx", "--no-install", "wrangler", *args, "--local"]
+        cmd += ["--persist-to", str(self.persist_to)]
+        for attempt in range(6):
+            done = subprocess.run(
+                cmd, cwd=REPO, env=CLI_ENV, capture_output=True, text=True, timeout=timeout
+            )
+            # The host's Miniflare and this one share the SQLite files; a write in flight on
+            # the host makes this one see SQLITE_BUSY for a moment. Anything else is a failure.
+            if done.returncode == 0 or "SQLITE_BUSY" not in done.stdout + done.stderr:
+                break
+            time.sleep(0.5 * (attempt + 1))
+        if done.returncode != 0:
+            raise HostError(f"{cmd} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
+        return done
+
+    def d1(self, sql: str) -> list[dict]:
+        """Rows of one SQL statement run directly against the host's local D1 (HISTORY)."""
+        out = self.wrangler("d1", "execute", "HISTORY", "--command", sql, "--json")
+        return json.loads(out.stdout)[0]["results"]
+
+    def kv_list(self, prefix: str) -> list[dict]:
+        out = self.wrangler("kv", "key", "list", "--binding", "ENTITIES", "--prefix", prefix)
+        return json.loads(out.stdout)
+
+    def kv_get(self, key: str) -> str:
+        return self.wrangler("kv", "key", "get", key, "--binding", "ENTITIES").stdout
+
+    def run_host(self, *args: str, timeout: float = START_TIMEOUT_S) -> subprocess.CompletedProcess:
+        """Another `node local/host.mjs` run (e.g. --selftest-kv) on this session's state."""
+        cmd = ["node", "local/host.mjs", "--persist", str(self.persist_dir), *args]
+        return subprocess.run(
+            cmd, cwd=REPO, env=CLI_ENV, capture_output=True, text=True, timeout=timeout
+        )
+
+
+def _check_setup() -> None:
+    needed = ("node_modules/wrangler", "node_modules/pyodide")
+    missing = [path for path in needed if not (REPO / path).exists()]
+    if not any((REPO / "local/.wheels").glob("*.whl")):
+        missing.append("local/.wheels/*.whl")
+    if missing:
+        raise HostError(f"run scripts/setup first; missing: {', '.join(missing)}")
+
+
+def _stop(process: subprocess.Popen) -> None:
+    if process.poll() is not None:
+        return
+    process.terminate()  # the host disposes Miniflare on SIGTERM
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        # The host runs in its own process group: take its workerd child down with it.
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=10)
+
+
+@contextmanager
+def start_host(persist_dir: Path, extra_args: Sequence[str] = ()) -> Iterator[Host]:
+    """A running host on a free port over `persist_dir` (Miniflare's `v3` folder).
+
+    D1 migrations are applied first, twice, as `scripts/serve` and a deploy would: the second
+    run must be a no-op.
+    """
+    persist_dir.parent.mkdir(parents=True, exist_ok=True)
+    _check_setup()
+    stderr_path = persist_dir.parent / "host.stderr"
+    port = _free_port()
+    # The ledger's tables, applied as `scripts/serve` and a deploy do (twice: must be a no-op).
+    for _ in range(2):
+        migrate = subprocess.run(
+            [
+                "npx",
+                "--no-install",
+                "wrangler",
+                "d1",
+                "migrations",
+                "apply",
+                "HISTORY",
+                "--local",
+                "--persist-to",
+                str(persist_dir.parent),
+            ],
+            cwd=REPO,
+            env=CLI_ENV,
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
+        if migrate.returncode != 0:
+            raise HostError(f"migrations failed:\n{migrate.stdout}\n{migrate.stderr}")
+    with stderr_path.open("w") as stderr:
+        process = subprocess.Popen(
+            [
+                "node",
+                "local/host.mjs",
+                "--port",
+                str(port),
+                "--persist",
+                str(persist_dir),
+                *extra_args,
+            ],
+            cwd=REPO,
+            env=CLI_ENV,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
+            start_new_session=True,
+        )
+    output: list[str] = []
+    ready = threading.Event()
+    found: dict[str, str] = {}
+
+    def pump() -> None:
+        # Keep draining stdout for the whole session so the host never blocks on a full pipe.
+        assert process.stdout is not None
+        for line in process.stdout:
+            output.append(line)
+            match = READY.search(line)
+            if match and not ready.is_set():
+                found.update(url=match[1], ms=match[2])
+                ready.set()
+        ready.set()  # the host exited
+
+    threading.Thread(target=pump, daemon=True).start()
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while not ready.wait(0.2) and time.monotonic() < deadline:
+        pass
+    if not found:
+        try:  # stdout closing means the host is exiting: collect its exit code
+            code = process.wait(timeout=10) if ready.is_set() else None
+        except subprocess.TimeoutExpired:
+            code = None
+        _stop(process)
+        why = f"exited with code {code}" if code is not None else f"not ready in {START_TIMEOUT_S}s"
+        raise HostError(
+            f"local host failed to start ({why}).\nstdout:\n{''.join(output)}\n"
+            f"stderr:\n{stderr_path.read_text()}"
+        )
+    try:
+        yield Host(
+            base_url=found["url"],
+            persist_dir=persist_dir,
+            startup_ms=int(found["ms"]),
+            process=process,
+            output=output,
+        )
+    finally:
+        _stop(process)
