@@ -7,7 +7,7 @@ hands it a `Bindings`, so the core stays free of `js`/`workers` and is configure
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,6 +57,13 @@ class Settings:
         return cls(ttl_days=ttl, api_token=token)
 
 
+#: POST a JSON body: (url, headers, body bytes, timeout seconds) -> (HTTP status, response text).
+#: The Worker passes one over its `fetch`; CPython callers pass any HTTP client.
+HttpPost = Callable[[str, Mapping[str, str], bytes, float], Awaitable[tuple[int, str]]]
+#: Workers AI: (model, inputs) -> the model's output as Python data.
+AiRun = Callable[[str, dict[str, Any]], Awaitable[Any]]
+
+
 @dataclass
 class Bindings:
     """What one request works with: storage, settings and the clock (epoch milliseconds)."""
@@ -65,4 +72,10 @@ class Bindings:
     settings: Settings = field(default_factory=Settings)
     #: The D1 ledger; None where no D1 binding exists (history routes then answer 503).
     db: D1Database | None = None
+    #: Workers AI (`env.AI.run`); None where no AI binding exists.
+    ai_run: AiRun | None = None
+    #: Outbound HTTP for OpenAI-compatible endpoints; None where not available.
+    http_post: HttpPost | None = None
+    #: Raw vars and secrets by name (EXTRACTOR, LLM_BASE_URL, LLM_API_KEY, LLM_MODEL, ...).
+    vars: Mapping[str, Any] = field(default_factory=dict)
     clock: Callable[[], int] = wall_clock_ms
