@@ -11,6 +11,8 @@ import hmac
 import json
 import logging
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
+from datetime import UTC, datetime
 from typing import Any
 
 from fastapi import FastAPI, Query, Request
@@ -23,6 +25,14 @@ from . import __version__
 from .config import Bindings
 from .context import assemble_entity_context
 from .d1 import CountingD1
+from .extraction.base import Message
+from .extraction.pipeline import (
+    ExtractionRequestError,
+    ExtractorFactory,
+    SessionExtraction,
+    build_extractor,
+    transcript_to_messages,
+)
 from .keys import ENTITY_TYPES, InvalidId, InvalidType, validate_id, validate_type
 from .kv import CountingKV
 from .ledger import Ledger
@@ -80,6 +90,12 @@ class UpsertBody(StrictBody):
     entities: list[EntityInput] = Field(max_length=MAX_BATCH)
 
 
+class ExtractBody(StrictBody):
+    messages: list[Message] | None = Field(default=None, max_length=2000)
+    transcript: str | None = Field(default=None, description="plain text, `user:` lines")
+    extractor: str | None = Field(default=None, description="rules | workers-ai | openai")
+
+
 class ContextBody(StrictBody):
     task: str = Field(max_length=20_000, description="what the new session is about")
     limit: int = Field(default=20, ge=1, le=100)
@@ -121,7 +137,25 @@ class _BodyTooLarge(Exception):
     pass
 
 
-def create_app(bind: Callable[[Any], Bindings]) -> FastAPI:
+CLOCK_HEADER = "x-entity-memory-now"
+
+
+def _parse_clock(value: str) -> int:
+    """Epoch ms, or an ISO 8601 time (`2026-05-26T15:00:00Z`)."""
+    if value.strip().isdigit():
+        return int(value)
+    try:
+        moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise ApiError(400, "invalid_clock", f"{CLOCK_HEADER} is not a time: {value!r}") from exc
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return int(moment.timestamp() * 1000)
+
+
+def create_app(
+    bind: Callable[[Any], Bindings], extractor_factory: ExtractorFactory = build_extractor
+) -> FastAPI:
     """Build the app; `bind(env)` turns the host's env (Worker env, or None) into Bindings."""
     app = FastAPI(
         title="entity-memory",
@@ -138,7 +172,15 @@ def create_app(bind: Callable[[Any], Bindings]) -> FastAPI:
             db = None
             if base.db is not None:
                 db = request.state.d1_counter = CountingD1(base.db)
-            cached = Bindings(kv=counter, settings=base.settings, clock=base.clock, db=db)
+            clock = base.clock
+            override = request.headers.get(CLOCK_HEADER)
+            if override and base.settings.allow_clock_override:
+                fixed = _parse_clock(override)
+
+                def clock() -> int:
+                    return fixed
+
+            cached = replace(base, kv=counter, db=db, clock=clock)
             request.state.bindings = cached
         return cached
 
@@ -166,6 +208,8 @@ def create_app(bind: Callable[[Any], Bindings]) -> FastAPI:
         if request.url.path.startswith("/v1/") or request.url.path == "/v1":
             try:
                 token = bindings(request).settings.api_token
+            except ApiError as exc:
+                return error_response(exc.status, exc.code, exc.message)
             except Exception:
                 logger.exception("could not read bindings")
                 return error_response(500, "internal", "service misconfigured")
@@ -196,6 +240,10 @@ def create_app(bind: Callable[[Any], Bindings]) -> FastAPI:
     @app.exception_handler(ApiError)
     async def _api_error(_: Request, exc: ApiError) -> JSONResponse:
         return error_response(exc.status, exc.code, exc.message, exc.details, exc.headers)
+
+    @app.exception_handler(ExtractionRequestError)
+    async def _extraction_error(_: Request, exc: ExtractionRequestError) -> JSONResponse:
+        return error_response(exc.status, exc.code, exc.message)
 
     @app.exception_handler(InvalidId)
     async def _invalid_id(_: Request, exc: InvalidId) -> JSONResponse:
@@ -325,6 +373,48 @@ def create_app(bind: Callable[[Any], Bindings]) -> FastAPI:
         if body.explain:
             result["scores"] = [s.to_json_dict() for s in found.scores]
         return result
+
+    # --- extraction ------------------------------------------------------------------------------
+
+    @app.post(
+        "/v1/users/{user_id}/sessions/{session_id}/extract",
+        tags=["extraction"],
+        openapi_extra={
+            "requestBody": {
+                "required": True,
+                "content": {
+                    "application/json": {
+                        "schema": ExtractBody.model_json_schema(
+                            ref_template="#/components/schemas/{model}"
+                        )
+                    },
+                    "text/plain": {"schema": {"type": "string"}},
+                },
+            }
+        },
+    )
+    async def extract(user_id: str, session_id: str, request: Request) -> dict[str, Any]:
+        """Extract a session's entities and upsert them; re-sending a session is a no-op."""
+        _check_path(user_id)
+        validate_id(session_id, "session")
+        if request.headers.get("content-type", "").startswith("text/plain"):
+            raw: Any = (await request.body()).decode("utf-8", errors="replace")
+        else:
+            raw = await _read_json(request)
+        if isinstance(raw, str):
+            raw = {"transcript": raw}
+        try:
+            body = ExtractBody.model_validate(raw)
+        except ValidationError as exc:
+            raise ApiError(
+                422, "invalid_request", "request does not validate", _pydantic_details(exc)
+            ) from exc
+        messages = list(body.messages or [])
+        if body.transcript:
+            messages += transcript_to_messages(body.transcript)
+        b = bindings(request)
+        pipeline = SessionExtraction(store_for(request), ledger_for(request), b, extractor_factory)
+        return await pipeline.run(user_id, session_id, messages, body.extractor)
 
     # --- ledger: history, changes, trends, export, forgetting, reindex -------------------------
 

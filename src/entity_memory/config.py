@@ -34,6 +34,8 @@ def wall_clock_ms() -> int:
 class Settings:
     ttl_days: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_TTL_DAYS))
     api_token: str | None = None
+    #: Honour `X-Entity-Memory-Now` (replaying dated sessions in evaluations). Never in production.
+    allow_clock_override: bool = False
 
     def ttl_seconds(self, entity_type: str) -> int:
         return self.ttl_days[entity_type] * DAY_SECONDS
@@ -54,7 +56,8 @@ class Settings:
                 ttl[entity_type] = days
         token = lookup("API_TOKEN")
         token = str(token) if token is not None and str(token) else None
-        return cls(ttl_days=ttl, api_token=token)
+        override = str(lookup("ALLOW_CLOCK_OVERRIDE") or "").strip().lower() in ("1", "true")
+        return cls(ttl_days=ttl, api_token=token, allow_clock_override=override)
 
 
 #: POST a JSON body: (url, headers, body bytes, timeout seconds) -> (HTTP status, response text).

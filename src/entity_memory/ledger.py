@@ -147,6 +147,28 @@ class Ledger:
             (user_id, entity_type, entity_id, version, kind, None, "{}", None, now),
         )
 
+    def session_statement(
+        self, user_id: str, session_id: str, content_hash: str, now: int, counts: dict[str, int]
+    ) -> Statement:
+        """Mark a session's messages as processed (what re-sends are compared against)."""
+        return (
+            "INSERT INTO processed_sessions (user_id, session_id, content_hash, processed_at,"
+            " counts) VALUES (?, ?, ?, ?, ?) ON CONFLICT(user_id, session_id) DO UPDATE SET"
+            " content_hash = excluded.content_hash, processed_at = excluded.processed_at,"
+            " counts = excluded.counts",
+            (user_id, session_id, content_hash, now, json.dumps(counts)),
+        )
+
+    async def processed_session(self, user_id: str, session_id: str) -> dict[str, Any] | None:
+        rows = await self.db.all(
+            "SELECT content_hash, processed_at, counts FROM processed_sessions"
+            " WHERE user_id = ? AND session_id = ?",
+            (user_id, session_id),
+        )
+        if not rows:
+            return None
+        return {**rows[0], "counts": json.loads(rows[0]["counts"] or "{}")}
+
     async def write(self, statements: Sequence[Statement]) -> None:
         if statements:
             await self.db.batch(statements)

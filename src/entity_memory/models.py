@@ -232,6 +232,8 @@ class IndexEntry(CamelModel):
     importance: float
     updated_at: int
     version: int = 0
+    #: The first few aliases, so extraction can resolve a mention without reading entities.
+    aliases: list[str] = Field(default_factory=list)
     keywords: list[str] = Field(default_factory=list)
 
 

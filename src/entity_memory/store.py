@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .config import Settings, wall_clock_ms
+from .d1 import Statement
 from .keys import entity_key, entity_prefix, index_key, validate_id, validate_type
 from .kv import MAX_BULK_GET_KEYS, KVListKey, KVNamespace
 from .ledger import Ledger
@@ -30,6 +31,9 @@ from .models import (
 from .ranking import Score, keywords_for, score_entries, select
 
 logger = logging.getLogger(__name__)
+
+#: Rewrites an item given the entity it will update (None for a new one), before merging.
+Adjust = Callable[[BaseEntity | None, EntityInputBase], EntityInputBase]
 
 #: Characters of the name kept in KV metadata (KV caps metadata at 1024 bytes).
 METADATA_NAME_CHARS = 120
@@ -77,6 +81,7 @@ def index_entry_for(entity: BaseEntity) -> IndexEntry:
         importance=entity.importance,
         updated_at=entity.updated_at,
         version=entity.version,
+        aliases=entity.aliases[:5],
         keywords=keywords_for(entity.name, entity.aliases, entity.content, _metadata_terms(entity)),
     )
 
@@ -156,13 +161,22 @@ class EntityStore:
         return (await self.upsert_many(user_id, [item], session_id))[0]
 
     async def upsert_many(
-        self, user_id: str, items: Sequence[EntityInputBase], session_id: str
+        self,
+        user_id: str,
+        items: Sequence[EntityInputBase],
+        session_id: str,
+        *,
+        index: EntityIndex | None = None,
+        adjust: Adjust | None = None,
+        ledger_extra: Sequence[Statement] = (),
     ) -> list[UpsertResult]:
         """Upsert a batch: one bulk read per 100 entities, one index read, one index write.
 
         Every key is built (and so every id validated) before anything is read or written, so a
         bad item rejects the whole batch with nothing stored. An entity named twice in a batch
-        is merged twice in memory and written once.
+        is merged twice in memory and written once. A caller that already read the index passes
+        it in; `adjust(old, item)` may rewrite an item once its stored state is known (novelty
+        scoring); `ledger_extra` statements join the batch's single ledger write.
         """
         validate_id(user_id, "user")
         validate_id(session_id, "session")
@@ -171,11 +185,14 @@ class EntityStore:
             return []
         now = self.clock()
         stored = await self._get_many(keys)
-        index = await self.read_index(user_id)
+        if index is None:
+            index = await self.read_index(user_id)
 
         current: dict[str, BaseEntity | None] = dict(stored)
         merged: list[MergeResult] = []
         for key, item in zip(keys, items, strict=True):
+            if adjust is not None:
+                item = adjust(current[key], item)
             result = merge(current[key], item, user_id, session_id, now)
             current[key] = result.entity
             merged.append(result)
@@ -185,12 +202,13 @@ class EntityStore:
             entity = current[key]
             assert entity is not None
             await self._put_entity(key, entity)
-        if self.ledger is not None and dirty:
+        if self.ledger is not None and (dirty or ledger_extra):
             await self.ledger.write(
                 self.ledger.upsert_statements(
                     ((r.entity, r.status, r.changes) for r in merged if r.status != "unchanged"),
                     now,
                 )
+                + list(ledger_extra)
             )
         if dirty:
             positions = {(e.type, e.id): i for i, e in enumerate(index.entries)}

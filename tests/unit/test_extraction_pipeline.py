@@ -1,0 +1,290 @@
+"""The extraction pipeline around any extractor: validation, resolution, novelty, idempotent
+sessions, fallback, and the HTTP endpoint. The extractor here is a scripted test double of the
+`Extractor` interface (what a model or the rules would return), so these tests pin down the
+pipeline's behaviour independently of any extractor's quality."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+import pytest
+
+from entity_memory.api import create_app
+from entity_memory.config import Bindings, Settings
+from entity_memory.d1 import CountingD1
+from entity_memory.extraction.base import (
+    ExtractionError,
+    ExtractionResult,
+    KnownEntity,
+    Message,
+    Usage,
+)
+from entity_memory.extraction.pipeline import (
+    SessionExtraction,
+    chunk_messages,
+    transcript_to_messages,
+)
+from entity_memory.extraction.resolve import Resolver, fuzzy_same
+from entity_memory.extraction.validate import validate_candidates
+from entity_memory.kv import CountingKV
+from entity_memory.ledger import Ledger
+from entity_memory.store import EntityStore
+
+from .conftest import T0, Clock
+
+ALPHA = {
+    "type": "campaign",
+    "name": "Campaign Alpha",
+    "content": "Alpha runs on Manual CPC at $60/day",
+    "importance": 0.7,
+    "metadata": {"strategy": "Manual CPC", "budget": 60},
+}
+
+
+@dataclass
+class Scripted:
+    """Returns the next scripted candidate list on each call and records what it was given."""
+
+    name: str
+    script: list[list[Any]]
+    calls: list[tuple[list[Message], list[KnownEntity]]] = field(default_factory=list)
+    fail: bool = False
+
+    async def extract(
+        self, messages: list[Message], known: list[KnownEntity], now_ms: int
+    ) -> ExtractionResult:
+        self.calls.append((messages, known))
+        if self.fail:
+            raise ExtractionError("backend down")
+        return ExtractionResult(
+            extractor=self.name, candidates=self.script.pop(0), usage=Usage(100, 20)
+        )
+
+
+def factory_for(**extractors: Scripted) -> Callable[[str, Bindings], Scripted]:
+    def factory(name: str, bindings: Bindings) -> Scripted:
+        return extractors[name.replace("-", "_")]
+
+    return factory
+
+
+def msgs(*texts: str) -> list[Message]:
+    return [
+        Message(role="user" if i % 2 == 0 else "assistant", content=t) for i, t in enumerate(texts)
+    ]
+
+
+@pytest.fixture
+def pipeline_parts(kv: CountingKV, clock: Clock, db: CountingD1):
+    ledger = Ledger(db)
+    store = EntityStore(kv, Settings(), clock, ledger)
+    bindings = Bindings(kv=kv, clock=clock, db=db, vars={"EXTRACTOR": "rules"})
+    return store, ledger, bindings
+
+
+def test_validation_drops_unknown_keys_and_rejects_bad_items() -> None:
+    accepted, rejected = validate_candidates(
+        [
+            {
+                **ALPHA,
+                "confidence_of_model": 0.3,
+                "metadata": {**ALPHA["metadata"], "color": "red"},
+            },
+            {"type": "keyword", "name": "x"},
+            "not an object",
+            {"type": "metric", "name": "Alpha CPA", "metadata": {"value": 3}},  # kpi missing
+            {
+                "type": "preference",
+                "name": "Tone",
+                "importance": 7,
+                "metadata": {"category": "communication", "value": "blunt"},
+            },
+        ]
+    )
+    assert [a.name for a in accepted] == ["Campaign Alpha", "Tone"]
+    assert accepted[1].importance == 1.0
+    assert [r["reason"] for r in rejected][:2] == ["unknown type 'keyword'", "not an object"]
+    assert "kpi" in rejected[2]["reason"]
+
+
+def test_fuzzy_resolution_never_crosses_kpis_or_numbers() -> None:
+    assert fuzzy_same("Trail Runners", "Trail Runners Search")
+    assert fuzzy_same("Trail Runners CPA", "trail runners cost per acquisition")
+    assert not fuzzy_same("Alpha CPA", "Alpha CPC")
+    assert not fuzzy_same("Campaign 2", "Campaign 3")
+    assert not fuzzy_same("Brand Search", "Brand Shopping")
+
+
+def test_transcript_and_chunking() -> None:
+    messages = transcript_to_messages("user: hi\nthere\nassistant: hello\nUSER: bye")
+    assert [(m.role, m.content) for m in messages] == [
+        ("user", "hi\nthere"),
+        ("assistant", "hello"),
+        ("user", "bye"),
+    ]
+    chunks = chunk_messages(msgs("a" * 10, "b" * 10, "c" * 10), 20)
+    assert [len(c) for c in chunks] == [2, 1]
+
+
+async def test_session_stores_resolves_and_reports(pipeline_parts, clock: Clock) -> None:
+    store, ledger, bindings = pipeline_parts
+    rules = Scripted(
+        "rules",
+        [
+            [ALPHA, {"type": "keyword", "name": "x"}],
+            [
+                {
+                    **ALPHA,
+                    "name": "alpha",
+                    "content": "Alpha moved to target CPA $45",
+                    "metadata": {"strategy": "target CPA $45"},
+                }
+            ],
+        ],
+    )
+    run = SessionExtraction(store, ledger, bindings, factory_for(rules=rules))
+    first = await run.run("u1", "s1", msgs("how is Campaign Alpha?"), None)
+    assert first["processed"] is True and first["extractor"] == "rules"
+    assert [(r["id"], r["status"]) for r in first["results"]] == [("campaign-alpha", "created")]
+    assert first["rejected"][0]["reason"] == "unknown type 'keyword'"
+    assert first["usage"] == {"input_tokens": 100, "output_tokens": 20}
+
+    clock.advance(1000)
+    second = await run.run("u1", "s2", msgs("switch alpha to tCPA"), None)
+    # The extractor was told what exists, and "alpha" resolved onto the stored entity.
+    assert rules.calls[1][1] == [KnownEntity("campaign", "campaign-alpha", "Campaign Alpha")]
+    [result] = second["results"]
+    assert (result["id"], result["status"], result["version"]) == ("campaign-alpha", "updated", 2)
+    assert second["changes"][0]["changes"]["metadata.strategy"] == {
+        "old": "Manual CPC",
+        "new": "target CPA $45",
+    }
+    history = await ledger.history("u1", "campaign", "campaign-alpha")
+    assert [h["changeKind"] for h in history] == ["contradicted", "created"]
+    assert [e.id for e in await store.list("u1")] == ["campaign-alpha"]
+
+
+async def test_resending_a_session_writes_nothing(
+    pipeline_parts, kv: CountingKV, db: CountingD1
+) -> None:
+    store, ledger, bindings = pipeline_parts
+    rules = Scripted("rules", [[ALPHA], [ALPHA]])
+    run = SessionExtraction(store, ledger, bindings, factory_for(rules=rules))
+    conversation = msgs("Campaign Alpha is on Manual CPC", "noted")
+    await run.run("u1", "s1", conversation, None)
+    kv.ops.clear()
+    db.calls = db.statements = 0
+    db.by_verb.clear()
+    again = await run.run("u1", "s1", conversation, None)
+    assert again["processed"] is False and again["reason"] == "session already processed"
+    assert kv.ops.total() == 0 and kv.writes == 0
+    assert (db.calls, db.by_verb["INSERT"]) == (1, 0)  # one read of processed_sessions
+    assert len(rules.calls) == 1
+
+
+async def test_a_grown_session_processes_only_new_messages(pipeline_parts) -> None:
+    store, ledger, bindings = pipeline_parts
+    rules = Scripted("rules", [[ALPHA], []])
+    run = SessionExtraction(store, ledger, bindings, factory_for(rules=rules))
+    conversation = msgs("Campaign Alpha is on Manual CPC", "noted")
+    await run.run("u1", "s1", conversation, None)
+    grown = [*conversation, Message(role="user", content="also pause Bravo")]
+    result = await run.run("u1", "s1", grown, None)
+    assert result["processed"] is True and result["counts"]["newMessages"] == 1
+    assert [m.content for m in rules.calls[1][0]] == ["also pause Bravo"]
+    assert (await run.run("u1", "s1", grown, None))["processed"] is False
+
+
+async def test_llm_failure_falls_back_to_rules(pipeline_parts) -> None:
+    store, ledger, bindings = pipeline_parts
+    llm = Scripted("workers-ai", [], fail=True)
+    rules = Scripted("rules", [[ALPHA]])
+    run = SessionExtraction(store, ledger, bindings, factory_for(workers_ai=llm, rules=rules))
+    result = await run.run("u1", "s1", msgs("Campaign Alpha"), "workers-ai")
+    assert result["extractor"] == "rules"
+    assert result["fallbackReason"] == "backend down"
+    assert result["results"][0]["status"] == "created"
+
+
+async def test_repeated_facts_lose_importance(pipeline_parts) -> None:
+    store, ledger, bindings = pipeline_parts
+    rules = Scripted(
+        "rules",
+        [
+            [{**ALPHA, "importance": 0.8}],
+            [{**ALPHA, "importance": 0.8, "content": "Manual CPC at $60/day"}],
+        ],
+    )
+    run = SessionExtraction(store, ledger, bindings, factory_for(rules=rules))
+    await run.run("u1", "s1", msgs("a"), None)
+    second = await run.run("u1", "s2", msgs("b"), None)
+    # Nothing new: 0.8 - 0.15 = 0.65, then averaged with the stored 0.8.
+    assert second["entities"][0]["importance"] == pytest.approx((0.65 + 0.8) / 2)
+
+
+def test_resolver_within_one_batch() -> None:
+    resolver = Resolver([])
+    resolver.resolve(validate_candidates([ALPHA])[0][0])
+    b, _ = resolver.resolve(validate_candidates([{**ALPHA, "name": "Alpha campaign"}])[0][0])
+    assert b.id == "campaign-alpha" and b.name == "Campaign Alpha"
+    assert b.aliases == ["Alpha campaign"]
+
+
+def api_client(
+    kv: CountingKV, db: CountingD1, clock: Clock, rules: Scripted, **settings: Any
+) -> httpx.AsyncClient:
+    bindings = Bindings(kv=kv, db=db, clock=clock, settings=Settings(**settings))
+    app = create_app(lambda env: bindings, factory_for(rules=rules))
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t")
+
+
+async def test_extract_endpoint_shapes_and_errors(
+    kv: CountingKV, db: CountingD1, clock: Clock
+) -> None:
+    rules = Scripted("rules", [[ALPHA], [ALPHA]])
+    async with api_client(kv, db, clock, rules) as c:
+        r = await c.post(
+            "/v1/users/u1/sessions/s1/extract",
+            json={"messages": [{"role": "user", "content": "Campaign Alpha"}]},
+        )
+        assert r.status_code == 200, r.text
+        body = r.json()
+        assert set(body) >= {"entities", "results", "changes", "rejected", "extractor", "processed"}
+        r = await c.post(
+            "/v1/users/u1/sessions/s2/extract",
+            content="user: Campaign Alpha",
+            headers={"content-type": "text/plain"},
+        )
+        assert r.status_code == 200 and r.json()["processed"] is True
+        for payload, status, code in [
+            ({"messages": []}, 422, "empty_conversation"),
+            ({"messages": [{"role": "user", "content": "  "}]}, 422, "empty_conversation"),
+            ({"messages": [{"role": "robot", "content": "x"}]}, 422, "invalid_request"),
+            ({"transcript": "x", "extractor": "magic"}, 400, "invalid_extractor"),
+        ]:
+            r = await c.post("/v1/users/u1/sessions/s3/extract", json=payload)
+            assert (r.status_code, r.json()["error"]["code"]) == (status, code), r.text
+        r = await c.post("/v1/users/u1/sessions/a:b/extract", json={"transcript": "x"})
+        assert (r.status_code, r.json()["error"]["code"]) == (400, "invalid_id")
+
+
+async def test_clock_override_only_when_allowed(
+    kv: CountingKV, db: CountingD1, clock: Clock
+) -> None:
+    when = "2026-05-26T15:00:00Z"
+    expected = 1779807600000
+    for allowed, stamp in ((True, expected), (False, T0)):
+        rules = Scripted("rules", [[{**ALPHA, "name": f"C {allowed}"}]])
+        async with api_client(kv, db, clock, rules, allow_clock_override=allowed) as c:
+            r = await c.post(
+                f"/v1/users/u{int(allowed)}/sessions/s1/extract",
+                json={"transcript": "user: x"},
+                headers={"X-Entity-Memory-Now": when},
+            )
+            assert r.json()["entities"][0]["createdAt"] == stamp
+    async with api_client(kv, db, clock, Scripted("rules", []), allow_clock_override=True) as c:
+        r = await c.get("/v1/users/u1/entities", headers={"X-Entity-Memory-Now": "soon"})
+        assert (r.status_code, r.json()["error"]["code"]) == (400, "invalid_clock")
