@@ -1,0 +1,328 @@
+"""What the two LLM extractors share: messages, the response schema, lenient parsing, one retry.
+
+Models produce JSON in many wrappings: a bare object, a code fence, prose before or after, a bare
+list, or (Workers AI in JSON mode) an object that is already parsed. `parse_output` accepts all
+of these and finds the entity list. Items come back as raw dicts (the SPEC's prompt shape);
+items that are not objects, have no valid `type` or no `name` are rejected here with a reason,
+and `validate.py` applies the pydantic models to the rest before anything is stored.
+
+If the output is not usable JSON at all (invalid, truncated, empty, no entity list), the request
+is sent once more with the bad reply and a correction appended; a second failure is an
+`ExtractionError`. Timeouts and HTTP errors are the backends' business (they raise
+`ExtractionError` themselves) and are not retried here.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections.abc import Awaitable, Callable, Sequence
+from functools import lru_cache
+from typing import Any
+
+from ..keys import ENTITY_TYPES
+from ..models import (
+    CampaignInput,
+    DecisionInput,
+    MetricInput,
+    PainPointInput,
+    PreferenceInput,
+)
+from .base import ExtractionError, ExtractionResult, KnownEntity, Message, Usage
+from .prompt import system_prompt, user_prompt
+
+DEFAULT_TIMEOUT_S = 60.0
+DEFAULT_MAX_TOKENS = 4096
+#: How much of a bad reply is echoed back in the retry (enough to show the model its mistake).
+_ECHO_CHARS = 2000
+#: Positions tried when looking for the JSON value inside a reply.
+_MAX_DECODE_STARTS = 64
+
+ChatMessages = list[dict[str, str]]
+#: One model call: messages -> (raw output: text or parsed JSON, usage if reported).
+CallModel = Callable[[ChatMessages], Awaitable[tuple[Any, Usage | None]]]
+
+# --- messages ----------------------------------------------------------------------------------
+
+
+def build_messages(messages: Sequence[Message], known: Sequence[KnownEntity]) -> ChatMessages:
+    """The chat request: the instructions (with the known entities), then the conversation."""
+    return [
+        {"role": "system", "content": system_prompt(known)},
+        {"role": "user", "content": user_prompt(messages)},
+    ]
+
+
+def retry_messages(messages: ChatMessages, bad_output: str, reason: str) -> ChatMessages:
+    """The same request, with the unusable reply and a correction appended."""
+    echo = bad_output if len(bad_output) <= _ECHO_CHARS else bad_output[:_ECHO_CHARS] + " ..."
+    return [
+        *messages,
+        {"role": "assistant", "content": echo},
+        {
+            "role": "user",
+            "content": (
+                f"Your reply could not be used ({reason}). Reply again with only the complete "
+                'JSON object {"entities": [...]} as specified, with no other text.'
+            ),
+        },
+    ]
+
+
+# --- the response schema -----------------------------------------------------------------------
+
+_INPUT_MODELS = (CampaignInput, MetricInput, DecisionInput, PainPointInput, PreferenceInput)
+#: Fields the model must not fill: ids come from names and resolution, a metric's history from
+#: the ledger.
+_SERVER_FIELDS = {"id"}
+_SERVER_METADATA_FIELDS = {"metric": {"history"}}
+_DROP_KEYS = {"title", "default", "discriminator", "propertyNames"}
+
+
+def _inline(node: Any, defs: dict[str, Any]) -> Any:
+    """Resolve `$ref`s into copies, drop what JSON-mode servers choke on, `const` -> `enum`."""
+    if isinstance(node, list):
+        return [_inline(item, defs) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        target = _inline(defs[ref.removeprefix("#/$defs/")], defs)
+        target.pop("description", None)  # a class docstring, not guidance for the model
+        out.update(target)
+    for key, value in node.items():
+        if key in _DROP_KEYS or key in ("$ref", "$defs"):
+            continue
+        if key == "const":
+            out["enum"] = [value]
+        elif key in ("properties", "patternProperties"):
+            out[key] = {name: _inline(sub, defs) for name, sub in value.items()}
+        else:
+            out[key] = _inline(value, defs)
+    return out
+
+
+def _item_schema(model: type) -> dict[str, Any]:
+    raw = model.model_json_schema(by_alias=True)  # type: ignore[attr-defined]
+    schema = _inline(raw, raw.get("$defs", {}))
+    entity_type = schema["properties"]["type"]["enum"][0]
+    props = schema["properties"]
+    for name in _SERVER_FIELDS:
+        props.pop(name, None)
+    meta = props["metadata"]
+    for name in _SERVER_METADATA_FIELDS.get(entity_type, ()):
+        meta.get("properties", {}).pop(name, None)
+        if name in meta.get("required", []):
+            meta["required"].remove(name)
+    # The prompt asks for all five; grammar-constrained decoders then always write them, in
+    # this order (they follow the order of `properties`).
+    order = ["type", "name", "content", "importance", "metadata"]
+    schema["properties"] = {k: props[k] for k in [*order, *sorted(set(props) - set(order))]}
+    schema["required"] = order
+    schema.pop("description", None)
+    schema["additionalProperties"] = False
+    return schema
+
+
+@lru_cache(maxsize=1)
+def _entities_schema() -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {
+            "entities": {
+                "type": "array",
+                "items": {"anyOf": [_item_schema(m) for m in _INPUT_MODELS]},
+            }
+        },
+        "required": ["entities"],
+        "additionalProperties": False,
+    }
+
+
+def entities_json_schema() -> dict[str, Any]:
+    """JSON schema of `{"entities": [...]}` from the pydantic input models, self-contained
+    (no `$defs`/`$ref`, no `discriminator`/`const`), for `response_format`."""
+    return copy.deepcopy(_entities_schema())
+
+
+# --- parsing -----------------------------------------------------------------------------------
+
+
+class OutputError(ValueError):
+    """The model's reply holds no usable entity list."""
+
+
+_FENCE = re.compile(r"```[ \t]*[A-Za-z0-9_-]*[ \t]*\r?\n?(.*?)(?:```|\Z)", re.DOTALL)
+_OPENERS = re.compile(r"[\[{]")
+_DECODER = json.JSONDecoder()
+
+
+def _looks_like_entity(value: Any) -> bool:
+    return isinstance(value, dict) and "type" in value and "name" in value
+
+
+def _usable(value: Any) -> bool:
+    if isinstance(value, list):
+        return all(isinstance(item, dict) for item in value)
+    return isinstance(value, dict) and ("entities" in value or _looks_like_entity(value))
+
+
+def _decode_first(text: str) -> Any:
+    """The first JSON object or array in `text` that holds entities, ignoring what surrounds
+    it; failing that, the first JSON value found; `OutputError` if there is none."""
+    first: Any = None
+    found = False
+    pos = 0
+    for _ in range(_MAX_DECODE_STARTS):
+        match = _OPENERS.search(text, pos)
+        if match is None:
+            break
+        try:
+            value, end = _DECODER.raw_decode(text, match.start())
+        except ValueError:
+            pos = match.start() + 1
+            continue
+        if _usable(value):
+            return value
+        if not found:
+            first, found = value, True
+        pos = end
+    if found:
+        return first
+    raise OutputError("no complete JSON object in the reply" if text.strip() else "empty reply")
+
+
+def _to_items(value: Any) -> list[Any]:
+    if isinstance(value, list):
+        return value
+    if isinstance(value, dict):
+        if "entities" in value:
+            entities = value["entities"]
+            if isinstance(entities, list):
+                return entities
+            if isinstance(entities, dict):
+                return [entities]
+            if entities is None:
+                return []
+            raise OutputError('"entities" is not a list')
+        if _looks_like_entity(value):
+            return [value]
+        raise OutputError('no "entities" key in the JSON object')
+    raise OutputError(f"the reply is JSON {type(value).__name__}, not an object")
+
+
+def parse_output(raw: Any) -> list[Any]:
+    """The items of the model's reply: text (fenced, with prose around it, a bare list) or
+    already-parsed JSON. Raises `OutputError` when there is no entity list to be found."""
+    if isinstance(raw, bytes):
+        raw = raw.decode("utf-8", errors="replace")
+    if not isinstance(raw, str):
+        return _to_items(raw)
+    text = raw.strip()
+    try:  # the common case: exactly one JSON value
+        return _to_items(json.loads(text))
+    except ValueError:
+        pass
+    errors: list[str] = []
+    for block in _FENCE.findall(text):
+        try:
+            return _to_items(_decode_first(block))
+        except OutputError as exc:
+            errors.append(str(exc))
+    try:
+        return _to_items(_decode_first(text))
+    except OutputError as exc:
+        raise OutputError(errors[0] if errors else str(exc)) from None
+
+
+_TYPE_ALIASES = {"painpoint": "pain_point", "pain": "pain_point", "kpi": "metric"}
+
+
+def normalise_type(value: Any) -> str | None:
+    """`"PAIN_POINT"`, `"Pain point"`, `"pain-point"`, `"campaigns"` -> the type, else None."""
+    if not isinstance(value, str):
+        return None
+    key = re.sub(r"[\s\-]+", "_", value.strip().lower())
+    key = _TYPE_ALIASES.get(key.replace("_", ""), key)
+    if key not in ENTITY_TYPES and key.endswith("s") and key[:-1] in ENTITY_TYPES:
+        key = key[:-1]
+    return key if key in ENTITY_TYPES else None
+
+
+def split_items(items: Sequence[Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Raw candidates (type normalised) and `{"item", "reason"}` rejections."""
+    candidates: list[dict[str, Any]] = []
+    rejected: list[dict[str, Any]] = []
+    for item in items:
+        if not isinstance(item, dict):
+            rejected.append({"item": item, "reason": "not an object"})
+            continue
+        entity_type = normalise_type(item.get("type"))
+        if entity_type is None:
+            raw_type = item.get("type")
+            reason = "missing type" if raw_type is None else f"unknown type {raw_type!r}"
+            rejected.append({"item": item, "reason": reason})
+            continue
+        name = item.get("name")
+        if not isinstance(name, str) or not name.strip():
+            reason = "missing name" if name is None else f"invalid name {name!r}"
+            rejected.append({"item": item, "reason": reason})
+            continue
+        candidates.append({**item, "type": entity_type})
+    return candidates, rejected
+
+
+# --- usage and the retry loop ------------------------------------------------------------------
+
+
+def usage_from(report: Any) -> Usage | None:
+    """`{"prompt_tokens", "completion_tokens"}` (OpenAI and Workers AI) -> Usage."""
+    if not isinstance(report, dict):
+        return None
+    prompt = report.get("prompt_tokens", report.get("input_tokens"))
+    completion = report.get("completion_tokens", report.get("output_tokens"))
+    if not isinstance(prompt, int | float) and not isinstance(completion, int | float):
+        return None
+    return Usage(
+        input_tokens=int(prompt) if isinstance(prompt, int | float) else 0,
+        output_tokens=int(completion) if isinstance(completion, int | float) else 0,
+    )
+
+
+def _as_text(raw: Any) -> str:
+    if isinstance(raw, str):
+        return raw
+    try:
+        return json.dumps(raw, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return repr(raw)
+
+
+async def extract_with_retry(
+    name: str, call: CallModel, messages: Sequence[Message], known: Sequence[KnownEntity]
+) -> ExtractionResult:
+    """Call the model; if the reply is unusable, once more with a correction; then split the
+    items into candidates and rejections. Usage is the sum over the calls made."""
+    request = build_messages(messages, known)
+    usage: Usage | None = None
+    for attempt in (1, 2):
+        raw, used = await call(request)
+        if used is not None:
+            usage = usage or Usage()
+            usage.add(used)
+        try:
+            items = parse_output(raw)
+        except OutputError as exc:
+            if attempt == 2:
+                raise ExtractionError(
+                    f"{name}: unusable model output after a retry: {exc}"
+                ) from None
+            request = retry_messages(request, _as_text(raw), str(exc))
+            continue
+        candidates, rejected = split_items(items)
+        return ExtractionResult(
+            extractor=name, candidates=candidates, rejected=rejected, usage=usage
+        )
+    raise AssertionError("unreachable")
