@@ -7,7 +7,6 @@ Each response carries `X-KV-Operations`, the KV calls it cost, because KV is bil
 
 from __future__ import annotations
 
-import hmac
 import json
 import logging
 from collections.abc import Awaitable, Callable
@@ -22,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from . import __version__
+from .auth import TokenStore, authenticate
 from .config import Bindings
 from .context import assemble_entity_context
 from .d1 import CountingD1
@@ -44,6 +44,7 @@ logger = logging.getLogger(__name__)
 
 MAX_BODY_BYTES = 1024 * 1024
 MAX_BATCH = 100
+RATE_LIMIT_PERIOD_S = 60  # the `[[ratelimits]]` period in wrangler.toml
 KV_OPS_HEADER = "X-KV-Operations"
 D1_OPS_HEADER = "X-D1-Statements"
 
@@ -94,6 +95,11 @@ class ExtractBody(StrictBody):
     messages: list[Message] | None = Field(default=None, max_length=2000)
     transcript: str | None = Field(default=None, description="plain text, `user:` lines")
     extractor: str | None = Field(default=None, description="rules | workers-ai | openai")
+
+
+class TokenBody(StrictBody):
+    user_id: str = Field(description="the only user this token may access")
+    label: str | None = Field(default=None, max_length=200)
 
 
 class ContextBody(StrictBody):
@@ -205,27 +211,44 @@ def create_app(
         declared = request.headers.get("content-length")
         if declared and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
             return error_response(413, "too_large", f"request body over {MAX_BODY_BYTES} bytes")
-        if request.url.path.startswith("/v1/") or request.url.path == "/v1":
+        path = request.url.path
+        if path.startswith("/v1/") or path == "/v1":
             try:
-                token = bindings(request).settings.api_token
-            except ApiError as exc:
-                return error_response(exc.status, exc.code, exc.message)
-            except Exception:
-                logger.exception("could not read bindings")
-                return error_response(500, "internal", "service misconfigured")
-            if token is not None:
-                given = request.headers.get("authorization", "")
-                scheme, _, credential = given.partition(" ")
-                ok = scheme.lower() == "bearer" and hmac.compare_digest(
-                    credential.strip().encode(), token.encode()
+                b = bindings(request)
+                tokens = None if b.db is None else TokenStore(b.db)
+                principal = await authenticate(
+                    request.headers.get("authorization"), b.settings.api_token, tokens
                 )
-                if not ok:
+                if principal is None:
                     return error_response(
                         401,
                         "unauthorized",
-                        "missing or wrong bearer token",
+                        "missing, wrong or revoked bearer token",
                         headers={"WWW-Authenticate": 'Bearer realm="entity-memory"'},
                     )
+                # The encoded path: "ann%2Fbob" must not pass as a path under "ann/".
+                raw = request.scope.get("raw_path")
+                if not principal.may_access(raw.decode("latin-1") if raw else path):
+                    return error_response(403, "forbidden", "this token is for another user")
+                key = principal.rate_key
+                if key is not None and b.rate_limit is not None and not await b.rate_limit(key):
+                    return error_response(
+                        429,
+                        "rate_limited",
+                        "too many requests for this token; retry later",
+                        headers={"Retry-After": str(RATE_LIMIT_PERIOD_S)},
+                    )
+            except ApiError as exc:
+                return error_response(exc.status, exc.code, exc.message)
+            except Exception:
+                logger.exception("could not authenticate")
+                return error_response(
+                    503,
+                    "storage_unavailable",
+                    "could not check the token; retry",
+                    headers={"Retry-After": "1"},
+                )
+            request.state.principal = principal
         response = await call_next(request)
         counter = getattr(request.state, "kv_counter", None)
         if counter is not None:
@@ -373,6 +396,38 @@ def create_app(
         if body.explain:
             result["scores"] = [s.to_json_dict() for s in found.scores]
         return result
+
+    # --- admin: per-user tokens ----------------------------------------------------------------
+
+    def require_admin(request: Request) -> TokenStore:
+        principal = getattr(request.state, "principal", None)
+        if principal is None or principal.kind == "user":
+            raise ApiError(403, "forbidden", "admin token required")
+        db = bindings(request).db
+        if db is None:
+            raise ApiError(503, "ledger_unavailable", "no D1 database is bound (HISTORY)")
+        return TokenStore(db)
+
+    @app.post("/v1/admin/tokens", tags=["admin"], status_code=201)
+    async def create_token(body: TokenBody, request: Request) -> dict[str, Any]:
+        """Mint a token scoped to one user. The token is in this response only."""
+        validate_id(body.user_id, "user")
+        return await require_admin(request).create(
+            body.user_id, body.label, bindings(request).clock()
+        )
+
+    @app.get("/v1/admin/tokens", tags=["admin"])
+    async def list_tokens(request: Request, user_id: str | None = None) -> dict[str, Any]:
+        if user_id is not None:
+            validate_id(user_id, "user")
+        return {"tokens": await require_admin(request).list(user_id)}
+
+    @app.delete("/v1/admin/tokens/{token_id}", tags=["admin"])
+    async def revoke_token(token_id: str, request: Request) -> dict[str, Any]:
+        validate_id(token_id, "token")
+        if not await require_admin(request).revoke(token_id, bindings(request).clock()):
+            raise ApiError(404, "not_found", f"no live token {token_id!r}")
+        return {"revoked": token_id}
 
     # --- extraction ------------------------------------------------------------------------------
 

@@ -63,6 +63,8 @@ class Settings:
 #: POST a JSON body: (url, headers, body bytes, timeout seconds) -> (HTTP status, response text).
 #: The Worker passes one over its `fetch`; CPython callers pass any HTTP client.
 HttpPost = Callable[[str, Mapping[str, str], bytes, float], Awaitable[tuple[int, str]]]
+#: The Workers rate-limit binding: key -> whether this call is within the key's budget.
+RateLimit = Callable[[str], Awaitable[bool]]
 #: Workers AI: (model, inputs) -> the model's output as Python data.
 AiRun = Callable[[str, dict[str, Any]], Awaitable[Any]]
 
@@ -79,6 +81,8 @@ class Bindings:
     ai_run: AiRun | None = None
     #: Outbound HTTP for OpenAI-compatible endpoints; None where not available.
     http_post: HttpPost | None = None
+    #: Per-token request budget (`[[ratelimits]]` binding RATE_LIMITER); None: unlimited.
+    rate_limit: RateLimit | None = None
     #: Raw vars and secrets by name (EXTRACTOR, LLM_BASE_URL, LLM_API_KEY, LLM_MODEL, ...).
     vars: Mapping[str, Any] = field(default_factory=dict)
     clock: Callable[[], int] = wall_clock_ms

@@ -1,0 +1,191 @@
+"""Isolation between users: admin and per-user tokens over every route, and rate limits."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+
+from entity_memory.api import create_app
+from entity_memory.auth import hash_token
+from entity_memory.config import Bindings, Settings
+from entity_memory.d1 import CountingD1
+from entity_memory.kv import InMemoryKV
+
+from .conftest import Clock
+
+ADMIN = "admin-secret-token"
+CAMPAIGN = {"type": "campaign", "name": "Campaign Alpha", "content": "on tCPA"}
+
+#: Every user-scoped route, as (method, path under /v1/users/{user}, JSON body).
+ROUTES: list[tuple[str, str, dict | None]] = [
+    ("PUT", "/entities", {"session_id": "s1", "entities": [CAMPAIGN]}),
+    ("GET", "/entities", None),
+    ("GET", "/entities/campaign/campaign-alpha", None),
+    ("GET", "/entities/campaign/campaign-alpha/history", None),
+    ("POST", "/context", {"task": "alpha"}),
+    ("POST", "/sessions/s9/extract", {"transcript": "user: pause Campaign Alpha"}),
+    ("GET", "/changes", None),
+    ("GET", "/trends", None),
+    ("GET", "/export", None),
+    ("POST", "/reindex", None),
+    ("DELETE", "/entities/campaign/campaign-alpha", None),
+    ("DELETE", "", None),
+]
+
+
+class Limiter:
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self.used: Counter[str] = Counter()
+
+    async def __call__(self, key: str) -> bool:
+        self.used[key] += 1
+        return self.used[key] <= self.budget
+
+
+@pytest.fixture
+async def api(memkv: InMemoryKV, db: CountingD1, clock: Clock) -> AsyncIterator[httpx.AsyncClient]:
+    limiter = Limiter(budget=1000)
+    bindings = Bindings(
+        kv=memkv,
+        db=db,
+        clock=clock,
+        settings=Settings(api_token=ADMIN),
+        rate_limit=limiter,
+        vars={"EXTRACTOR": "rules"},
+    )
+    app = create_app(lambda env: bindings)
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+        client.limiter = limiter  # type: ignore[attr-defined]
+        yield client
+
+
+def auth(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+async def mint(api: httpx.AsyncClient, user: str) -> dict:
+    r = await api.post(
+        "/v1/admin/tokens", json={"user_id": user, "label": "agent"}, headers=auth(ADMIN)
+    )
+    assert r.status_code == 201, r.text
+    return r.json()
+
+
+async def test_tokens_are_stored_hashed(api: httpx.AsyncClient, db: CountingD1) -> None:
+    minted = await mint(api, "ann")
+    assert minted["token"].startswith("emu_") and minted["userId"] == "ann"
+    rows = await db.inner.all("SELECT * FROM api_tokens")
+    assert rows[0]["token_hash"] == hash_token(minted["token"])
+    assert minted["token"] not in str(rows)
+    listed = (await api.get("/v1/admin/tokens", headers=auth(ADMIN))).json()["tokens"]
+    assert [t["tokenId"] for t in listed] == [minted["tokenId"]]
+    assert "token" not in listed[0]
+
+
+@pytest.mark.parametrize(("method", "suffix", "body"), ROUTES)
+async def test_a_user_token_reaches_only_its_own_user(
+    api: httpx.AsyncClient, method: str, suffix: str, body: dict | None
+) -> None:
+    ann = (await mint(api, "ann"))["token"]
+    await api.put(
+        "/v1/users/bob/entities",
+        json={"session_id": "s1", "entities": [CAMPAIGN]},
+        headers=auth(ADMIN),
+    )
+    other = await api.request(method, f"/v1/users/bob{suffix}", json=body, headers=auth(ann))
+    assert other.status_code == 403 and other.json()["error"]["code"] == "forbidden"
+    # Prefix tricks do not widen the scope.
+    for user in ("ann2", "an", "ann:bob", "ann%2Fbob"):
+        r = await api.request(method, f"/v1/users/{user}{suffix}", json=body, headers=auth(ann))
+        assert r.status_code == 403, (user, r.text)
+    own = await api.request(method, f"/v1/users/ann{suffix}", json=body, headers=auth(ann))
+    assert own.status_code not in (401, 403), own.text
+    # Bob's data is intact.
+    assert (await api.get("/v1/users/bob/entities", headers=auth(ADMIN))).json()["count"] == 1
+
+
+async def test_user_tokens_cannot_use_admin_routes(api: httpx.AsyncClient) -> None:
+    ann = (await mint(api, "ann"))["token"]
+    for method, path in (
+        ("POST", "/v1/admin/tokens"),
+        ("GET", "/v1/admin/tokens"),
+        ("DELETE", "/v1/admin/tokens/abc"),
+    ):
+        r = await api.request(method, path, json={"user_id": "ann"}, headers=auth(ann))
+        assert r.status_code == 403, r.text
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        None,
+        "",
+        "Bearer",
+        "Bearer ",
+        "Basic " + ADMIN,
+        ADMIN,
+        "Bearer wrong",
+        "Bearer emu_000000000000_forged",
+        "bearer  " + "x" * 5000,
+    ],
+)
+async def test_missing_malformed_and_wrong_tokens_are_401(
+    api: httpx.AsyncClient, header: str | None
+) -> None:
+    headers = {} if header is None else {"Authorization": header}
+    r = await api.get("/v1/users/ann/entities", headers=headers)
+    assert r.status_code == 401 and r.json()["error"]["code"] == "unauthorized"
+
+
+async def test_revoked_tokens_stop_working_at_once(api: httpx.AsyncClient) -> None:
+    minted = await mint(api, "ann")
+    assert (
+        await api.get("/v1/users/ann/entities", headers=auth(minted["token"]))
+    ).status_code == 200
+    r = await api.delete(f"/v1/admin/tokens/{minted['tokenId']}", headers=auth(ADMIN))
+    assert r.json() == {"revoked": minted["tokenId"]}
+    r = await api.get("/v1/users/ann/entities", headers=auth(minted["token"]))
+    assert r.status_code == 401
+    again = await api.delete(f"/v1/admin/tokens/{minted['tokenId']}", headers=auth(ADMIN))
+    assert again.status_code == 404
+
+
+@pytest.mark.parametrize("user", ["a:b", "..", "%3A", "\u0430lice", "x" * 129, "a%00b", "a%20b"])
+async def test_escaping_ids_are_refused_even_for_admin(api: httpx.AsyncClient, user: str) -> None:
+    r = await api.get(f"/v1/users/{user}/entities", headers=auth(ADMIN))
+    assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_id"
+    r = await api.post("/v1/admin/tokens", json={"user_id": user}, headers=auth(ADMIN))
+    assert r.status_code == 400
+
+
+async def test_dot_ids_are_refused(api: httpx.AsyncClient) -> None:
+    # HTTP clients resolve ".." path segments before sending; in a body it arrives as is.
+    for user in ("..", "."):
+        r = await api.post("/v1/admin/tokens", json={"user_id": user}, headers=auth(ADMIN))
+        assert (r.status_code, r.json()["error"]["code"]) == (400, "invalid_id")
+
+
+async def test_empty_user_segment_is_not_a_route(api: httpx.AsyncClient) -> None:
+    r = await api.get("/v1/users//entities", headers=auth(ADMIN))
+    assert r.status_code in (400, 404)
+
+
+async def test_rate_limit_per_token_answers_429_with_retry_after(
+    api: httpx.AsyncClient,
+) -> None:
+    api.limiter.budget = 3  # type: ignore[attr-defined]
+    ann = (await mint(api, "ann"))["token"]
+    bob = (await mint(api, "bob"))["token"]
+    codes = [
+        (await api.get("/v1/users/ann/entities", headers=auth(ann))).status_code for _ in range(5)
+    ]
+    assert codes == [200, 200, 200, 429, 429]
+    r = await api.get("/v1/users/ann/entities", headers=auth(ann))
+    assert r.json()["error"]["code"] == "rate_limited" and r.headers["retry-after"] == "60"
+    # Another token has its own budget.
+    assert (await api.get("/v1/users/bob/entities", headers=auth(bob))).status_code == 200
