@@ -155,7 +155,7 @@ async def test_revoked_tokens_stop_working_at_once(api: httpx.AsyncClient) -> No
     assert again.status_code == 404
 
 
-@pytest.mark.parametrize("user", ["a:b", "..", "%3A", "\u0430lice", "x" * 129, "a%00b", "a%20b"])
+@pytest.mark.parametrize("user", ["a:b", "...", "%3A", "\u0430lice", "x" * 129, "a%00b", "a%20b"])
 async def test_escaping_ids_are_refused_even_for_admin(api: httpx.AsyncClient, user: str) -> None:
     r = await api.get(f"/v1/users/{user}/entities", headers=auth(ADMIN))
     assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_id"
