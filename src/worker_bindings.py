@@ -1,4 +1,5 @@
-"""The Worker side of the core's bindings: Workers KV and D1 behind the core's protocols.
+"""The Worker side of the core's bindings: Workers KV and D1 behind the core's protocols,
+Workers AI as `ai_run`, the Workers `fetch` as `http_post`, and the vars and secrets as `vars`.
 
 This is the only module besides entry.py that knows about the Workers runtime. It expects the
 env as the SDK hands it to a `WorkerEntrypoint` (`self.env`, an `_EnvWrapper`), where a
@@ -8,10 +9,11 @@ becomes null) and JS results to Python (objects become dicts, a Map becomes a di
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from entity_memory.config import Bindings, Settings
+from entity_memory.config import AiRun, Bindings, HttpPost, Settings
 from entity_memory.kv import (
     MAX_BULK_GET_KEYS,
     MAX_LIST_LIMIT,
@@ -146,11 +148,82 @@ def _env_lookup(env: Any):
     return lookup
 
 
+def workers_ai_run(binding: Any) -> AiRun:
+    """`AiRun` over a Workers AI binding (`env.AI`, SDK-wrapped as `Ai`: dict inputs become JS
+    objects, results come back as Python). Failures propagate; the extractor turns them into
+    `ExtractionError` (offline, the binding throws "needs to be run remotely" at once)."""
+
+    async def ai_run(model: str, inputs: dict[str, Any]) -> Any:
+        return _plain(await binding.run(model, inputs))
+
+    return ai_run
+
+
+async def _fetch_post(url: str, headers: Mapping[str, str], body: bytes) -> tuple[int, str]:
+    from workers import fetch  # the Workers runtime only; imported on first use
+
+    response = await fetch(url, method="POST", headers=dict(headers), body=body.decode("utf-8"))
+    return int(response.status), await response.text()
+
+
+async def workers_http_post(
+    url: str, headers: Mapping[str, str], body: bytes, timeout_s: float
+) -> tuple[int, str]:
+    """`HttpPost` over the Workers `fetch`: (HTTP status, response text), whatever the status.
+
+    Raises `TimeoutError` after `timeout_s`, and the runtime's error when the request fails.
+    """
+    return await asyncio.wait_for(_fetch_post(url, headers, body), timeout_s)
+
+
+#: The vars and secrets the service reads; `EnvVars` also answers any other name on request.
+VAR_NAMES = (
+    "EXTRACTOR",
+    "LLM_BASE_URL",
+    "LLM_API_KEY",
+    "LLM_MODEL",
+    "LLM_TIMEOUT_S",
+    "AI_MODEL",
+    "AI_TIMEOUT_S",
+    "API_TOKEN",
+    "TTL_DAYS_PREFERENCE",
+    "TTL_DAYS_PAIN_POINT",
+    "TTL_DAYS_DECISION",
+    "TTL_DAYS_CAMPAIGN",
+    "TTL_DAYS_METRIC",
+)
+
+
+class EnvVars(Mapping[str, Any]):
+    """The plain (string or number) vars and secrets on env, read lazily: building it costs
+    nothing, and a lookup reads one attribute. Iterating lists the `VAR_NAMES` that are set."""
+
+    def __init__(self, env: Any) -> None:
+        self._lookup = _env_lookup(env)
+
+    def __getitem__(self, name: str) -> Any:
+        value = self._lookup(name)
+        if value is None:
+            raise KeyError(name)
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        return (name for name in VAR_NAMES if self._lookup(name) is not None)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
 def bind(env: Any) -> Bindings:
     """Everything one request needs, built from that request's env (nothing is cached)."""
     db = getattr(env, "HISTORY", None)
+    ai = getattr(env, "AI", None)
+    http_post: HttpPost = workers_http_post
     return Bindings(
         kv=WorkersKV(env.ENTITIES),
         settings=Settings.from_env(_env_lookup(env)),
         db=None if db is None else WorkersD1(db),
+        ai_run=None if ai is None else workers_ai_run(ai),
+        http_post=http_post,
+        vars=EnvVars(env),
     )

@@ -169,9 +169,38 @@ def _usable(value: Any) -> bool:
     return isinstance(value, dict) and ("entities" in value or _looks_like_entity(value))
 
 
+def _closing(text: str, start: int) -> int | None:
+    """The index after the bracket that closes the one at `start` (strings respected), or
+    None when the text ends first."""
+    depth = 0
+    in_string = escaped = False
+    for i in range(start, len(text)):
+        ch = text[i]
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+        elif ch in "]}":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+    return None
+
+
+_JSON_START = re.compile(r'[{]\s*(?:"|\}|$)|\[\s*(?:[{\["\]\d-]|$)')
+
+
 def _decode_first(text: str) -> Any:
-    """The first JSON object or array in `text` that holds entities, ignoring what surrounds
-    it; failing that, the first JSON value found; `OutputError` if there is none."""
+    """The first top-level JSON object or array in `text` that holds entities, ignoring prose
+    around it; failing that, the first JSON value found. A JSON value that is cut off (a
+    truncated reply) is an `OutputError`, not a reason to salvage the objects inside it."""
     first: Any = None
     found = False
     pos = 0
@@ -179,10 +208,17 @@ def _decode_first(text: str) -> Any:
         match = _OPENERS.search(text, pos)
         if match is None:
             break
+        start = match.start()
+        end = _closing(text, start)
+        if end is None:
+            if _JSON_START.match(text, start):
+                raise OutputError("the JSON is cut off (truncated reply)")
+            pos = start + 1  # a stray bracket in prose
+            continue
         try:
-            value, end = _DECODER.raw_decode(text, match.start())
+            value = json.loads(text[start:end])
         except ValueError:
-            pos = match.start() + 1
+            pos = end  # bracketed, but not JSON: skip all of it
             continue
         if _usable(value):
             return value
@@ -191,7 +227,7 @@ def _decode_first(text: str) -> Any:
         pos = end
     if found:
         return first
-    raise OutputError("no complete JSON object in the reply" if text.strip() else "empty reply")
+    raise OutputError("no JSON object in the reply" if text.strip() else "empty reply")
 
 
 def _to_items(value: Any) -> list[Any]:
@@ -222,9 +258,11 @@ def parse_output(raw: Any) -> list[Any]:
         return _to_items(raw)
     text = raw.strip()
     try:  # the common case: exactly one JSON value
-        return _to_items(json.loads(text))
+        value = json.loads(text)
     except ValueError:
         pass
+    else:
+        return _to_items(value)
     errors: list[str] = []
     for block in _FENCE.findall(text):
         try:

@@ -96,8 +96,10 @@ class OpenAICompatExtractor:
             raise ExtractionError(
                 f"openai_compat: {self.url} gave no answer within {self.timeout_s:g} s (timeout)"
             ) from None
-        except Exception as exc:
-            raise ExtractionError(f"openai_compat: POST {self.url} failed: {exc}") from exc
+        except Exception as exc:  # connection refused, reset, the client's own timeout, ...
+            raise ExtractionError(
+                f"openai_compat: POST {self.url} failed ({type(exc).__name__}): {exc}"
+            ) from exc
 
     async def _call(self, chat: ChatMessages) -> tuple[Any, Usage | None]:
         status, text = await self._post(chat)
