@@ -20,7 +20,8 @@ __all__ = ["Host"]
 def host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Host]:
     persist_dir = tmp_path_factory.mktemp("wrangler-state") / "v3"
     try:
-        with start_host(persist_dir) as running:
+        # Clock override: the extraction tests replay dated sessions of the evaluation set.
+        with start_host(persist_dir, ["--var", "ALLOW_CLOCK_OVERRIDE=1"]) as running:
             yield running
     except HostError as exc:
         pytest.fail(str(exc))

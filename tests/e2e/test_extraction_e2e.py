@@ -1,0 +1,86 @@
+"""Extraction end to end: dev scenarios replayed through the real host with the rules extractor.
+
+Each scenario's sessions are extracted in order at their own dates, then the stored entities,
+the ledger and the probes' context are scored with the evaluation set's rules (bench/replay.py,
+bench/eval_scoring.py). The thresholds are what the offline rules extractor achieves on the dev
+set (see the closing figures in bench/replay.py's output); they guard against regressions.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+from bench import eval_scoring as score
+from bench.replay import evaluate, load_scenarios, replay
+
+from .hostproc import Host
+
+pytestmark = pytest.mark.e2e
+
+SCENARIOS = load_scenarios()
+
+
+@pytest.fixture(scope="module")
+def runs(host: Host) -> dict[str, Any]:
+    with httpx.Client(base_url=host.base_url, timeout=120) as client:
+        return {sc["scenario"]: replay(client, sc, "rules") for sc in SCENARIOS}
+
+
+@pytest.mark.parametrize("scenario", [sc["scenario"] for sc in SCENARIOS])
+def test_replayed_scenario_has_no_duplicates_and_finds_probes(
+    runs: dict[str, Any], scenario: str
+) -> None:
+    run = runs[scenario]
+    figures = evaluate(run)
+    # Upsert never duplicates: no real-world entity is stored twice.
+    assert max(score.duplicates(run.stored, run.scenario["expect_final"])["counts"]) <= 1
+    assert figures["hit10"] >= MIN_HIT10, figures
+    assert figures["recall"]["high"] >= MIN_HIGH_RECALL, figures
+    # Every extraction said which extractor ran; offline that is the rules.
+    assert {r["extractor"] for r in run.responses} == {"rules"}
+
+
+def test_changed_entities_carry_current_facts_and_history(runs: dict[str, Any]) -> None:
+    current = tracked = total = 0
+    for run in runs.values():
+        changed = score.changed_current(run.stored, run.scenario["expect_final"])
+        history = {(h["type"], h["id"]) for h in run.history if h["version"] > 1}
+        for row in changed["rows"]:
+            total += 1
+            current += row["current"]
+            tracked += any((e["type"], e["id"]) in history for e in row["ents"])
+    assert total > 0
+    assert current / total >= MIN_CHANGED_CURRENT
+    assert tracked / total >= MIN_CHANGED_CURRENT
+
+
+def test_resending_a_processed_session_writes_nothing(host: Host) -> None:
+    session = SCENARIOS[0]["sessions"][0]
+    with httpx.Client(base_url=host.base_url, timeout=120) as c:
+        url = f"/v1/users/e2e-resend/sessions/{session['session_id']}/extract"
+        first = c.post(url, json={"messages": session["messages"]})
+        assert first.status_code == 200 and first.json()["processed"] is True
+        assert first.json()["results"], "the first send stores entities"
+        again = c.post(url, json={"messages": session["messages"]})
+        body = again.json()
+        assert body["processed"] is False and body["reason"] == "session already processed"
+        assert again.headers["x-kv-operations"] == "none"
+        assert again.headers["x-d1-statements"] == "calls=1,statements=1"
+        rows = host.d1("SELECT COUNT(*) AS n FROM processed_sessions WHERE user_id = 'e2e-resend'")
+        assert rows == [{"n": 1}]
+
+
+def test_empty_and_oversized_conversations(host: Host) -> None:
+    with httpx.Client(base_url=host.base_url, timeout=120) as c:
+        r = c.post("/v1/users/e2e-x/sessions/s1/extract", json={"messages": []})
+        assert (r.status_code, r.json()["error"]["code"]) == (422, "empty_conversation")
+        big = [{"role": "user", "content": "x" * 90_000}] * 12
+        r = c.post("/v1/users/e2e-x/sessions/s1/extract", json={"messages": big})
+        assert (r.status_code, r.json()["error"]["code"]) == (413, "too_large")
+
+
+MIN_HIT10 = 0.5
+MIN_HIGH_RECALL = 0.5
+MIN_CHANGED_CURRENT = 0.5
