@@ -1,0 +1,1623 @@
+"""The offline `rules` extractor: the ads vocabulary in regular expressions, no model needed.
+
+Deterministic, pure Python (only `re` and the project's own modules), so it runs the same under
+CPython and Pyodide and costs no tokens. It reads a session the way an analyst skims one:
+
+- campaigns: names from `known` (and their aliases and short forms), dashed names
+  ("NB - AP Automation - US"), capitalised names ending in a channel ("Trail Runners Search",
+  "Summer Sandals PMax"), "the X campaign", list and table rows ("- X: $40/day, Manual CPC"),
+  objects of actions ("Paused X", "Launched X at ..."); strategy, daily budget and status;
+- metrics: a KPI (CPA, ROAS, CTR, CPC, CPM, conversion rate, impression share, cost per <noun>,
+  "<a>-to-<b> rate", spend, conversions, margin, ...) next to a value with its unit ("$42",
+  "3.2x", "310%", "forty dollars", "52 bucks per sale"), attributed to the campaign named in
+  the same line; named "<campaign short name> <KPI>" so every session gives the same name;
+- decisions: actions the agent reports as done ("Paused X", "Switched X from A to B",
+  "Raised X to $72/day", "Done: ..."), user instructions ("let's pause X", "go ahead and raise
+  the budget to $80/day"), agreement to a proposal ("ok do it" after "I'd ..."), deferrals
+  ("don't touch anything yet", "wait 2 weeks"); with the rationale (because / logged why /
+  the proposal and the user's words) and the campaigns affected;
+- pain points: user complaints (frustration words, "again", "still", "keeps", "third time")
+  on a topic (a small lexicon of ads problems, or a stored pain point sharing words with the
+  complaint), with severity, frequency and resolution ("fixed", "finally", "solved");
+- preferences: communication (short, bullets, plain English, tables, big picture), analysis
+  (what to judge on), risk (budget-change caps, experiment caps, risk appetite, no tests on X),
+  reporting (cadence, cc, what to flag), and revisions of earlier ones (same name, new value).
+
+Importance follows the SPEC: 0.9+ explicit decisions, critical metrics, stated preferences;
+0.5-0.8 mentioned campaigns, context metrics, implied preferences; below 0.5 background.
+Content keeps the source sentences, so values stay as written ("$52", "310% ROAS").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..text import fold, normalize_name, tokenize
+from .base import ExtractionResult, KnownEntity, Message
+
+# --- numbers and values --------------------------------------------------------------------------
+
+_UNITS = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+    "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13,
+    "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18,
+    "nineteen": 19,
+}  # fmt: skip
+_TENS = {
+    "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70,
+    "eighty": 80, "ninety": 90,
+}  # fmt: skip
+_NUMWORD = (
+    r"(?:(?:"
+    + "|".join(_TENS)
+    + r")(?:[- ](?:"
+    + "|".join(k for k in _UNITS if k != "zero")
+    + r"))?|"
+    + "|".join(sorted(_UNITS, key=len, reverse=True))
+    + r")"
+    r"(?: hundred(?: and)?(?: " + "|".join(_TENS) + r")?)?"
+)
+_NUM = r"\d[\d,]*(?:\.\d+)?"
+_APPROX = r"(?:(?:about|around|roughly|approx\.?|approximately|nearly|almost|~)\s*)"
+_VALUE_RE = re.compile(
+    r"(?P<money>\$\s?" + _NUM + r"\s?(?:[kKmM]\b)?(?:\s?/\s?(?:day|month|mo|week)\b"
+    r"| (?:a|per) (?:day|month|week)\b)?)"
+    r"|(?P<money2>\b" + _NUM + r"\s?(?:[kK]\s)?(?:dollars|bucks|usd)\b(?: (?:a|per) day\b)?)"
+    r"|(?P<money3>\b" + _NUMWORD + r"\s(?:dollars|bucks)\b)"
+    r"|(?P<pct>\b" + _NUM + r"\s?%|\b" + _NUMWORD + r" percent\b|\b" + _NUM + r" percent\b)"
+    r"|(?P<mult>\b\d+(?:\.\d+)?x\b)"
+    r"|(?P<num>\b" + _NUM + r"\b(?![-/:]\d))",
+    re.IGNORECASE,
+)
+
+
+def _words_to_number(text: str) -> float | None:
+    total = 0
+    seen = False
+    for w in re.split(r"[\s-]+", text.lower()):
+        if w in _UNITS:
+            total += _UNITS[w]
+            seen = True
+        elif w in _TENS:
+            total += _TENS[w]
+            seen = True
+        elif w == "hundred":
+            total = (total or 1) * 100
+            seen = True
+    return float(total) if seen else None
+
+
+def _parse_number(text: str) -> float | None:
+    m = re.search(_NUM, text)
+    if not m:
+        return _words_to_number(text)
+    value = float(m.group(0).replace(",", ""))
+    tail = text[m.end() : m.end() + 2].strip().lower()
+    if tail.startswith("k"):
+        value *= 1000
+    elif tail.startswith("m") and not text[m.end() :].strip().lower().startswith("mo"):
+        value *= 1_000_000
+    return value
+
+
+@dataclass
+class _Value:
+    start: int
+    end: int
+    text: str
+    kind: str  # money | pct | mult | num
+    value: float | None
+
+
+def _values(text: str) -> list[_Value]:
+    out = []
+    for m in _VALUE_RE.finditer(text):
+        kind = m.lastgroup or "num"
+        kind = "money" if kind.startswith("money") else kind
+        raw = m.group(0)
+        if kind == "num" and re.fullmatch(r"(19|20)\d\d", raw):
+            continue  # a year
+        out.append(_Value(m.start(), m.end(), raw.strip(), kind, _parse_number(raw)))
+    return out
+
+
+_UNIT_OF = {"money": "USD", "pct": "%", "mult": "x", "num": "count"}
+
+# --- vocabulary -----------------------------------------------------------------------------------
+
+_CHANNELS = (
+    r"Search|Shopping|PMax|P-Max|Performance Max|Display|Video|YouTube|Discovery|Demand Gen"
+    r"|Remarketing|Retargeting|RLSA|DSA|Local|Smart|App|Brand|Non-Brand|NB|Generic|Competitor"
+    r"|Competitors|Prospecting"
+)
+_STRATEGY_RE = re.compile(
+    r"\b(?P<s>manual cpc|enhanced cpc|ecpc|maxim[iu][sz]e conversion value|maxim[iu][sz]e "
+    r"conversions|max conversions|maxim[iu][sz]e clicks|target cpa|tcpa|t-cpa|target roas|troas"
+    r"|t-roas|target impression share)\b(?:\s*(?:at|of|=|is now|now|on the [\w ]+ conversion at)?"
+    r"\s*,?\s*(?P<v>\$\s?" + _NUM + r"[kK]?|" + _NUM + r"\s?%))?",
+    re.IGNORECASE,
+)
+_STRATEGY_NAMES = {
+    "manual cpc": "Manual CPC", "enhanced cpc": "Enhanced CPC", "ecpc": "Enhanced CPC",
+    "maximize conversion value": "Maximize Conversion Value",
+    "maximize conversions": "Maximize Conversions", "max conversions": "Maximize Conversions",
+    "maximize clicks": "Maximize Clicks", "target cpa": "Target CPA", "tcpa": "Target CPA",
+    "t-cpa": "Target CPA", "target roas": "Target ROAS", "troas": "Target ROAS",
+    "t-roas": "Target ROAS", "target impression share": "Target Impression Share",
+}  # fmt: skip
+
+#: Words that are never a campaign name on their own (tools, strategies, calendar, people words).
+_NOT_NAMES = set(
+    """google ads analytics ga4 gtm shopify hubspot salesforce crm the a an my our your their i we
+    you it this that these those monday tuesday wednesday thursday friday saturday sunday january
+    february march april may june july august september october november december q1 q2 q3 q4
+    target cpa roas ctr cpc cpm manual maximize maximise enhanced smart bidding budget done noted
+    paused launched switched raised set added moved resumed updated lowered reduced created
+    understood agreed yes ok okay sure hi hello thanks welcome got will sounds great good quick
+    option options proposal rationale logged step next last first second third also and but so
+    then if when what how why who where which here there all both each every no not""".split()
+)
+#: Words too generic to stand alone as a campaign's short alias.
+_GENERIC = set(
+    """standard summer winter spring fall autumn holiday general main new old all search shopping
+    display video brand generic local demand water trail exact phrase broad us uk eu ca au test
+    products product services service campaign campaigns packages offers sale sales""".split()
+)
+_LEAD_WORDS = set(
+    """the a an my our your their its this that these those new old paused launched switched
+    raised set added moved resumed updated lowered reduced created call called named noted
+    restarted enabled keep kept turn turned pause launch switch raise lower resume move""".split()
+)
+
+_CAPW = r"(?:[A-Z][A-Za-z0-9&'+]*(?:-[A-Za-z0-9]+)*|[0-9]+)"
+_DASHED_RE = re.compile(
+    r"(?<![\w-])("
+    + _CAPW
+    + r"(?: "
+    + _CAPW
+    + r"){0,4}(?: [-–|] "
+    + _CAPW
+    + r"(?: "
+    + _CAPW
+    + r"){0,4}){1,3})(?![\w-])"
+)
+_CHANNEL_NAME_RE = re.compile(
+    r"(?<![\w-])((?:" + _CAPW + r" ){1,4}(?:" + _CHANNELS + r"))(?![\w-])"
+)
+_THE_X_CAMPAIGN_RE = re.compile(r"\b((?:" + _CAPW + r" ){1,4})campaign\b")
+_ACTION_OBJECT_RE = re.compile(
+    r"(?:^|[.:;!?]\s+|\n|\b(?:Done|done)[:,]\s*)(?:I(?:'ve| have)?\s+)?(?:Paused|Resumed|Launched|"
+    r"Restarted|Re-enabled|Enabled|Raised|Lowered|Set|Switched|Moved|Created|Call it|called|"
+    r"named)\s+(" + _CAPW + r"(?:[ -]+" + _CAPW + r"){0,6})"
+)
+_LIST_ROW_RE = re.compile(
+    r"^\s*(?:[-*•]\s*|\d+[.)]\s*)?(" + _CAPW + r"(?:[ -]+" + _CAPW + r"){0,6})\s*:\s*(.+)$"
+)
+_CAMPAIGN_ATTR_RE = re.compile(
+    r"\$[\d,.]+\s?(?:/day|a day|per day)|manual cpc|maxim|target cpa|tcpa|troas|target roas"
+    r"|\broas\b|\bcpa\b|spent|impression share|paused|launched|cost per|per (?:lead|demo|click)"
+    r"|enquir|conversions|budget",
+    re.IGNORECASE,
+)
+
+
+def _clean_name(name: str) -> str:
+    words = name.strip(" -–|:,.").split()
+    while words and words[0].lower() in _LEAD_WORDS:
+        words = words[1:]
+    while words and words[-1] in {"-", "–", "|"}:
+        words = words[:-1]
+    return " ".join(words).strip(" -–|")
+
+
+def _plausible_campaign(name: str) -> bool:
+    if not name or len(name) > 80:
+        return False
+    words = [w for w in re.split(r"[\s\-–|]+", name) if w]
+    if not words:
+        return False
+    if all(w.lower() in _NOT_NAMES for w in words):
+        return False
+    if _STRATEGY_RE.fullmatch(name) or re.fullmatch(r"[\d\s$%.,x-]+", name):
+        return False
+    if words[0].lower() in _NOT_NAMES and len(words) < 3:
+        return False
+    return not re.search(r"\b(?:CPA|ROAS|CTR|CPC|CPM|Spend|Demos|Metric|Campaign)$", name)
+
+
+def short_name(campaign: str) -> str:
+    """The campaign's everyday name: its first ` - ` segment, without a trailing "Search"
+    (the default channel). "Trail Runners Search" -> "Trail Runners", "NB - AP Automation - US"
+    -> "NB", "Standard Shopping - All Products" -> "Standard Shopping"."""
+    first = re.split(r"\s+[-–|]\s+", campaign.strip())[0]
+    words = first.split()
+    if len(words) > 1 and words[-1].lower() == "search":
+        words = words[:-1]
+    return " ".join(words) or campaign
+
+
+def _campaign_aliases(name: str) -> list[str]:
+    """Forms a campaign is called by in conversation, longest first."""
+    out = [name]
+    segs = re.split(r"\s+[-–|]\s+", name.strip())
+    short = short_name(name)
+    out.append(short)
+    if len(segs) > 1:
+        out.append(segs[0])
+        last = segs[-1]
+        if " " not in last and len(last) >= 6 and last.lower() not in _GENERIC:
+            out.append(last)
+    words = segs[0].split()
+    if len(words) >= 3:
+        out.append(" ".join(words[:2]))
+    if len(words) >= 2:
+        if len(words[0]) >= 6 and words[0].lower() not in _GENERIC:
+            out.append(words[0])
+        rest = words[1:]
+        if len(rest) >= 2:
+            out.append(" ".join(rest))
+    if short.upper() == "NB":
+        out += ["non-brand", "non brand", "nonbrand"]
+    seen: list[str] = []
+    for a in out:
+        a = a.strip()
+        if a and normalize_name(a) not in {normalize_name(s) for s in seen}:
+            seen.append(a)
+    return seen
+
+
+# KPI lexicon: (pattern, label, value kinds allowed)
+_KPIS: list[tuple[str, str, tuple[str, ...]]] = [
+    (r"target cpa|tcpa|target roas|troas", "", ()),  # bid targets: campaign strategy, not a KPI
+    (
+        r"lost (?:search )?impression share(?: (?:to|due to) (?:budget|rank))?",
+        "lost impression share",
+        ("pct",),
+    ),
+    (r"(?:search )?impression share|\bIS\b", "impression share", ("pct",)),
+    (r"\bROAS\b|return on ad ?spend", "ROAS", ("pct", "mult")),
+    (r"\bCTR\b|click[- ]through rate", "CTR", ("pct",)),
+    (r"\bCVR\b|conv(?:ersion)?\.? rate", "conversion rate", ("pct",)),
+    (r"(?:avg\.? |average )?\bCPCs?\b|(?:avg\.? |average )?cost per click", "CPC", ("money",)),
+    (r"\bCPM\b|cost per (?:thousand|mille)", "CPM", ("money",)),
+    (
+        r"\bCPA\b|cost per (?:acquisition|conversion|action|sale|purchase|order|customer)",
+        "CPA",
+        ("money",),
+    ),
+    (r"\bCPL\b", "cost per lead", ("money",)),
+    (r"cost ?(?:per|/) ?(?P<noun>[a-z][\w-]*)", "cost per {noun}", ("money",)),
+    (r"(?P<noun>[a-z]+)-to-(?P<noun2>[a-z]+)(?: rate)?", "{noun}-to-{noun2} rate", ("pct",)),
+    (
+        r"(?P<noun>match|close|booking|bounce|open|win|show|answer|approval) rate",
+        "{noun} rate",
+        ("pct",),
+    ),
+    (r"\bmargins?\b", "margin", ("money", "pct")),
+    (r"\bAOV\b|average order value", "average order value", ("money",)),
+    (
+        r"(?:avg\.? |average )(?P<noun>booking|order|job|sale|deal)(?: value| size)?",
+        "average {noun} value",
+        ("money",),
+    ),
+    (
+        r"(?P<noun>booking|order|job|deal|customer) (?:value|is worth|worth)",
+        "{noun} value",
+        ("money",),
+    ),
+    (r"\b(?:LTV|lifetime value)\b", "lifetime value", ("money",)),
+    (r"\bpipeline\b", "pipeline", ("money",)),
+    (r"\bspend\b(?! allowance)|\bspent\b", "spend", ("money",)),
+]
+_KPI_RES = [(re.compile(p, re.IGNORECASE), label, kinds) for p, label, kinds in _KPIS]
+_COUNT_NOUNS = (
+    r"conversions|leads|sales|orders|bookings|enquiries|inquiries|demos|SQLs|calls|signups"
+    r"|sign-ups|purchases|installs|trials|appointments|jobs|clicks"
+)
+_COUNTABLE = re.compile(r"^(?:" + _COUNT_NOUNS + r")$", re.IGNORECASE)
+_PER_NOUN_RE = re.compile(
+    r"\s*(?:per|a|an|/|for each|each)\s*(?P<noun>lead|enquiry|inquiry|demo|sql|booking|call|sale"
+    r"|order|conversion|acquisition|purchase|customer|click|install|signup|sign-up|trial"
+    r"|appointment|job|mql)\b",
+    re.IGNORECASE,
+)
+_PREV_MARK = re.compile(
+    r"(?:\bfrom|\bwas|\bwere|\bbefore|\bvs\.?|\bversus|\bcompared (?:with|to)|\bthan|\bthe)\s*"
+    + _APPROX
+    + r"?$",
+    re.IGNORECASE,
+)
+_NOT_METRIC_AFTER = re.compile(r"^\s*(?:/\s?day|a day|per day|/mo|a month|per month)", re.I)
+
+_SINGULAR = {
+    "enquiries": "enquiry", "inquiries": "inquiry", "sqls": "SQL", "sql": "SQL", "mqls": "MQL",
+    "mql": "MQL",
+}  # fmt: skip
+
+
+def _singular(noun: str) -> str:
+    n = noun.lower()
+    if n in _SINGULAR:
+        return _SINGULAR[n]
+    if n.endswith("ies") and len(n) > 4:
+        return n[:-3] + "y"
+    if n.endswith("s") and not n.endswith("ss") and len(n) > 3:
+        return n[:-1]
+    return n
+
+
+def _kpi_label(noun: str) -> str:
+    n = _singular(noun)
+    if n in {"sale", "acquisition", "conversion", "purchase", "customer", "order", "action"}:
+        return "CPA"
+    if n == "click":
+        return "CPC"
+    return f"cost per {n}"
+
+
+# --- session model ---------------------------------------------------------------------------------
+
+
+@dataclass
+class _Unit:
+    msg: int
+    role: str
+    line: int
+    text: str
+    start: int  # offset of the sentence in its line
+    line_text: str
+
+
+@dataclass
+class _Campaign:
+    name: str
+    aliases: list[str]
+    known: bool = False
+    units: list[int] = field(default_factory=list)
+    user_mentioned: bool = False
+
+
+@dataclass
+class _Acc:
+    """An entity being assembled from one or more sentences of the session."""
+
+    type: str
+    name: str
+    importance: float
+    metadata: dict[str, Any]
+    aliases: list[str] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)
+    head: str = ""
+
+    def add_line(self, text: str) -> None:
+        text = " ".join(text.split())
+        if text and text not in self.lines:
+            self.lines.append(text)
+
+    def add_alias(self, alias: str) -> None:
+        alias = " ".join(alias.split()).strip(" .,:;!?'\"")
+        if (
+            alias
+            and len(alias) <= 80
+            and normalize_name(alias) != normalize_name(self.name)
+            and normalize_name(alias) not in {normalize_name(a) for a in self.aliases}
+            and len(self.aliases) < 12
+        ):
+            self.aliases.append(alias)
+
+    def render(self) -> dict[str, Any]:
+        body = " ".join(self.lines)
+        content = f"{self.head} {body}".strip() if self.head else body
+        if len(content) > 1500:
+            content = content[:1497].rstrip() + "..."
+        return {
+            "type": self.type,
+            "name": self.name[:200],
+            "content": content,
+            "importance": round(min(1.0, max(0.0, self.importance)), 2),
+            "metadata": self.metadata,
+            "aliases": self.aliases,
+        }
+
+
+_SENT_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9'\"$(\[])|(?<=[!?])\s+")
+
+
+def _segment(messages: list[Message]) -> list[_Unit]:
+    units: list[_Unit] = []
+    for mi, m in enumerate(messages):
+        for li, line in enumerate(m.content.split("\n")):
+            if not line.strip():
+                continue
+            pos = 0
+            for part in _SENT_SPLIT.split(line):
+                idx = line.find(part, pos)
+                pos = idx + len(part)
+                if part.strip():
+                    units.append(_Unit(mi, m.role, li, part.strip(), max(idx, 0), line))
+    return units
+
+
+_HYPOTHETICAL = re.compile(
+    r"\b(?:i'?d|i would|we could|we can|could|should|would|might|suggest|recommend|propose|"
+    r"option [a-z0-9]|if we|if you|plan to|will|i'll|we'll|thinking|want|wants)\b",
+    re.IGNORECASE,
+)
+
+
+class RulesExtractor:
+    """Regex rules over the ads vocabulary; see the module docstring."""
+
+    name = "rules"
+
+    async def extract(
+        self, messages: list[Message], known: list[KnownEntity], now_ms: int
+    ) -> ExtractionResult:
+        return ExtractionResult(extractor=self.name, candidates=extract_candidates(messages, known))
+
+
+def extract_candidates(messages: list[Message], known: list[KnownEntity]) -> list[dict[str, Any]]:
+    """The synchronous core of `RulesExtractor.extract`."""
+    return _Session(messages, known).run()
+
+
+class _Session:
+    def __init__(self, messages: list[Message], known: list[KnownEntity]) -> None:
+        self.messages = messages
+        self.known = known
+        self.units = _segment(messages)
+        self.out: dict[tuple[str, str], _Acc] = {}
+        self.campaigns: dict[str, _Campaign] = {}
+        self.mentions: list[list[tuple[int, int, str]]] = []  # per unit: (start, end, campaign)
+
+    # -- plumbing --
+
+    def acc(self, type_: str, name: str, importance: float, metadata: dict[str, Any]) -> _Acc:
+        name = self.reuse_name(type_, name)
+        key = (type_, normalize_name(name))
+        cur = self.out.get(key)
+        if cur is None:
+            cur = self.out[key] = _Acc(type_, name, importance, metadata)
+        else:
+            cur.importance = max(cur.importance, importance)
+        return cur
+
+    def reuse_name(self, type_: str, name: str) -> str:
+        """A stored entity's name when `name` equals it or one of its aliases."""
+        norm = normalize_name(name)
+        for k in self.known:
+            if k.type != type_:
+                continue
+            if norm == normalize_name(k.name) or norm in {normalize_name(a) for a in k.aliases}:
+                return k.name
+        return name
+
+    def run(self) -> list[dict[str, Any]]:
+        self.find_campaigns()
+        self.find_metrics()
+        self.find_decisions()
+        self.find_pain_points()
+        self.find_preferences()
+        self.emit_campaigns()
+        cands = [a.render() for a in self.out.values() if a.name.strip()]
+        return cands
+
+    # -- campaigns --
+
+    def add_campaign(self, name: str, known: bool = False, aliases: tuple[str, ...] = ()) -> None:
+        name = _clean_name(name)
+        if not _plausible_campaign(name) and not known:
+            return
+        norm = normalize_name(name)
+        for c in self.campaigns.values():
+            if norm in {normalize_name(a) for a in c.aliases}:
+                return  # already known under a longer or stored name
+        for key, c in list(self.campaigns.items()):
+            if not c.known and normalize_name(c.name) in {
+                normalize_name(a) for a in _campaign_aliases(name)
+            }:
+                del self.campaigns[key]  # a short form seen first; keep the full name
+        al = _campaign_aliases(name) + [a for a in aliases if a]
+        self.campaigns[norm] = _Campaign(name, al, known=known)
+
+    def find_campaigns(self) -> None:
+        for k in self.known:
+            if k.type == "campaign":
+                self.add_campaign(k.name, known=True, aliases=k.aliases)
+        found: list[str] = []
+        for u in self.units:
+            t = u.text
+            for rx in (_DASHED_RE, _CHANNEL_NAME_RE, _ACTION_OBJECT_RE):
+                for m in rx.finditer(t):
+                    found.append(m.group(1))
+            for m in _THE_X_CAMPAIGN_RE.finditer(t):
+                found.append(m.group(1))
+            if u.start == 0:
+                lm = _LIST_ROW_RE.match(u.line_text)
+                if lm and _CAMPAIGN_ATTR_RE.search(lm.group(2)):
+                    found.append(lm.group(1))
+        # tables whose first column is the campaign
+        for mi, m in enumerate(self.messages):
+            for row in self.table_rows(mi, m.content, "campaign"):
+                found.append(row[0])
+        # longest first, so a full name wins over its short forms
+        cleaned = [_clean_name(f) for f in found]
+        for name in sorted(dict.fromkeys(cleaned), key=lambda s: (-len(s), s)):
+            self.add_campaign(name)
+        self.index_mentions()
+
+    def index_mentions(self) -> None:
+        alias_to: dict[str, str] = {}
+        for key, c in self.campaigns.items():
+            for a in c.aliases:
+                alias_to.setdefault(normalize_name(a), key)
+        pats = sorted(alias_to, key=len, reverse=True)
+        self.mentions = [[] for _ in self.units]
+        if not pats:
+            return
+        rx = re.compile(
+            r"(?<![\w$])("
+            + "|".join(r"[\s\-–|]+".join(map(re.escape, p.split())) for p in pats)
+            + r")(?![\w])",
+            re.IGNORECASE,
+        )
+        for i, u in enumerate(self.units):
+            folded = fold(u.text)
+            for m in rx.finditer(folded):
+                key = alias_to.get(normalize_name(m.group(1)))
+                if key is None:
+                    continue
+                self.mentions[i].append((m.start(), m.end(), key))
+                c = self.campaigns[key]
+                if i not in c.units:
+                    c.units.append(i)
+                if u.role == "user":
+                    c.user_mentioned = True
+                if normalize_name(m.group(1)) != normalize_name(c.name):
+                    c.aliases.append(u.text[m.start() : m.end()]) if False else None
+
+    def table_rows(self, mi: int, content: str, kind: str) -> list[list[str]]:
+        lines = [ln.strip() for ln in content.split("\n") if ln.strip().startswith("|")]
+        if not lines:
+            return []
+        rows = [[c.strip() for c in ln.strip("|").split("|")] for ln in lines]
+        rows = [r for r in rows if not all(re.fullmatch(r":?-+:?", c or "-") for c in r)]
+        if not rows:
+            return []
+        head = rows[0]
+        is_campaign = head and head[0].lower() in {"campaign", "campaigns", "campaign name"}
+        if kind == "campaign":
+            return rows[1:] if is_campaign else []
+        return rows
+
+    def campaign_at(self, ui: int, pos: int) -> str | None:
+        """The campaign a value at `pos` in unit `ui` belongs to: the nearest mention before
+        it in the same line, else after it in the same sentence, else the line's heading."""
+        u = self.units[ui]
+        best: tuple[int, str] | None = None
+        for s, _e, key in self.mentions[ui]:
+            if s <= pos:
+                best = (s, key)
+        if best:
+            return best[1]
+        for j in range(ui - 1, -1, -1):  # earlier sentences of the same line
+            v = self.units[j]
+            if v.msg != u.msg or v.line != u.line:
+                break
+            if self.mentions[j]:
+                return self.mentions[j][-1][2]
+        after = [k for s, _e, k in self.mentions[ui] if s > pos]
+        if after:
+            return after[0]
+        # bullet lines under a heading "X, first three weeks:"
+        if re.match(r"^\s*(?:[-*•|]|\d+[.)])", u.line_text):
+            for j in range(ui - 1, -1, -1):
+                v = self.units[j]
+                if v.msg != u.msg:
+                    break
+                if v.line != u.line and not re.match(r"^\s*(?:[-*•|]|\d+[.)])", v.line_text):
+                    if v.line_text.rstrip().endswith(":") and self.mentions[j]:
+                        return self.mentions[j][-1][2]
+                    break
+        return None
+
+    def emit_campaigns(self) -> None:
+        for c in self.campaigns.values():
+            if not c.units:
+                continue
+            meta: dict[str, Any] = {}
+            lines = [self.units[i] for i in c.units]
+            for u in lines:
+                t = u.text
+                hypo = bool(_HYPOTHETICAL.search(t)) and not re.search(
+                    r"^(?:done|paused|switched|raised|launched|set|resumed)", t, re.I
+                )
+                if hypo:
+                    continue
+                strat = list(_STRATEGY_RE.finditer(t))
+                if strat:
+                    s = strat[-1]
+                    label = _STRATEGY_NAMES.get(
+                        re.sub(r"maximi[sz]e|maximuze", "maximize", s.group("s").lower()),
+                        s.group("s"),
+                    )
+                    meta["strategy"] = f"{label} {s.group('v')}".strip() if s.group("v") else label
+                budgets = re.findall(
+                    r"\$\s?(" + _NUM + r")\s?(?:/\s?day|a day|per day)", t, re.IGNORECASE
+                )
+                if budgets:
+                    meta["budget"] = float(budgets[-1].replace(",", ""))
+                status = _status_of(t)
+                if status:
+                    meta["status"] = status
+            changed = any(
+                re.search(
+                    r"^(?:done[:,]?\s*)?(?:paused|resumed|launched|switched|raised|lowered|set|"
+                    r"moved|restarted|capped)\b|\bis now\b|\bnow (?:on|bids)\b",
+                    self.units[i].text,
+                    re.I,
+                )
+                for i in c.units
+                if self.units[i].role == "assistant"
+            )
+            if changed:
+                importance = 0.9
+            elif c.user_mentioned or len(c.units) >= 2:
+                importance = 0.7
+            else:
+                importance = 0.45
+            acc = self.acc("campaign", c.name, importance, meta)
+            facts = []
+            if "strategy" in meta:
+                facts.append(f"strategy {meta['strategy']}")
+            if "budget" in meta:
+                facts.append(f"budget ${meta['budget']:g}/day")
+            if "status" in meta:
+                facts.append(f"status {meta['status']}")
+            acc.head = f"{c.name}: {', '.join(facts)}." if facts else f"{c.name}."
+            for u in lines[:8]:
+                acc.add_line(u.text)
+            for i in c.units:
+                for s, e, key in self.mentions[i]:
+                    if key == normalize_name(c.name) or self.campaigns.get(key) is c:
+                        acc.add_alias(self.units[i].text[s:e])
+
+    # -- metrics --
+
+    def find_metrics(self) -> None:
+        for ui, u in enumerate(self.units):
+            if u.line_text.lstrip().startswith("|"):
+                continue
+            self.metrics_in(ui, u.text)
+        for mi, m in enumerate(self.messages):
+            self.metrics_in_table(mi, m.content)
+
+    def metrics_in(self, ui: int, text: str) -> None:
+        vals = _values(text)
+        if not vals:
+            return
+        used: set[int] = set()
+        hits: list[tuple[str, int, list[_Value]]] = []
+        # "$68 per lead", "52 bucks per sale", "$0.90 a click"
+        for vi, v in enumerate(vals):
+            if v.kind != "money":
+                continue
+            pm = _PER_NOUN_RE.match(text, v.end)
+            if pm and not _NOT_METRIC_AFTER.match(text, v.end):
+                hits.append((_kpi_label(pm.group("noun")), v.start, [v]))
+                used.add(vi)
+            elif re.match(r"\s*each\b", text[v.end :], re.I):
+                before = text[max(0, v.start - 80) : v.start]
+                nm = list(re.finditer(r"\b(" + _COUNT_NOUNS + r")\b", before, re.I))
+                if nm:
+                    hits.append((_kpi_label(nm[-1].group(1)), v.start, [v]))
+                    used.add(vi)
+        # KPI words next to a value
+        taken: list[tuple[int, int]] = []
+        for rx, label, kinds in _KPI_RES:
+            for km in rx.finditer(text):
+                if any(s <= km.start() < e for s, e in taken):
+                    continue
+                taken.append((km.start(), km.end()))
+                if not label:
+                    continue
+                lab = label
+                if "{noun}" in lab:
+                    gd = km.groupdict()
+                    noun = gd.get("noun") or ""
+                    if "cost per" in lab:
+                        if noun.lower() in {"click", "clicks", "thousand"}:
+                            continue
+                        lab = _kpi_label(noun)
+                    else:
+                        lab = lab.format(noun=noun.lower(), noun2=(gd.get("noun2") or "").lower())
+                        lab = re.sub(r"\bsqls?\b", "SQL", lab, flags=re.I)
+                chain = self.value_chain(text, km.start(), km.end(), vals, used, kinds)
+                if chain:
+                    hits.append((lab, km.start(), chain))
+        # "34 conversions", "41 leads" (counts; only conversions become metrics of their own)
+        for vi, v in enumerate(vals):
+            if v.kind != "num" or vi in used:
+                continue
+            nm = re.match(r"\s+(?:tracked |total |more )?(" + _COUNT_NOUNS + r")\b", text[v.end :])
+            if nm and nm.group(1).lower() in {"conversions", "sales", "orders", "bookings"}:
+                hits.append((nm.group(1).lower(), v.start, [v]))
+        for label, pos, chain in hits:
+            camp = self.campaign_at(ui, pos)
+            self.add_metric(ui, label, camp, chain, text)
+
+    def value_chain(
+        self,
+        text: str,
+        kstart: int,
+        kend: int,
+        vals: list[_Value],
+        used: set[int],
+        kinds: tuple[str, ...],
+    ) -> list[_Value]:
+        chain: list[_Value] = []
+        # value right before the KPI: "310% ROAS", "$1,768 spent"
+        for vi, v in enumerate(vals):
+            if v.end <= kstart and kstart - v.end <= 3 and v.kind in kinds and vi not in used:
+                if re.fullmatch(r"[\s:]*(?:in\s)?", text[v.end : kstart]):
+                    used.add(vi)
+                    return [v]
+        pos = kend
+        for vi, v in enumerate(vals):
+            if v.start < pos:
+                continue
+            gap = text[pos : v.start]
+            limit = 45 if not chain else 25
+            if len(gap) > limit or re.search(r"[.;!?|]|\band\b|\bbut\b", gap):
+                break
+            if any(rx.search(gap) for rx, lab, _k in _KPI_RES if lab):
+                break
+            if v.kind not in kinds:
+                if chain:
+                    break
+                continue
+            if _NOT_METRIC_AFTER.match(text, v.end) and v.kind == "money":
+                break
+            chain.append(v)
+            used.add(vi)
+            pos = v.end
+            if len(chain) >= 3:
+                break
+        return chain
+
+    def add_metric(
+        self, ui: int, label: str, camp: str | None, chain: list[_Value], text: str
+    ) -> None:
+        current = None
+        for v in chain:
+            before = text[max(0, v.start - 25) : v.start]
+            if not _PREV_MARK.search(before):
+                current = v
+                break
+        current = current or chain[-1]
+        cname = self.campaigns[camp].name if camp else None
+        short = short_name(cname) if cname else ""
+        name = f"{short} {label}" if short else label[:1].upper() + label[1:]
+        u = self.units[ui]
+        kpi = label if label.isupper() or len(label) <= 4 else label
+        meta: dict[str, Any] = {"kpi": kpi, "value": current.value, "unit": _UNIT_OF[current.kind]}
+        if cname:
+            meta["campaign"] = cname
+        primary = label in {"CPA", "ROAS"} or label.startswith("cost per")
+        if primary and (u.role == "user" or len(chain) > 1 or cname):
+            importance = 0.9
+        elif primary or label in {"CTR", "CPC", "conversion rate", "spend"} or "rate" in label:
+            importance = 0.7
+        elif label in {"conversions", "sales", "orders", "bookings"}:
+            importance = 0.5
+        else:
+            importance = 0.6
+        acc = self.acc("metric", name, importance, meta)
+        if acc.metadata.get("value") is None or current is chain[0] or True:
+            acc.metadata.update(meta)
+        acc.head = f"{name}: {current.text}."
+        acc.add_line(u.text)
+
+    def metrics_in_table(self, mi: int, content: str) -> None:
+        rows = self.table_rows(mi, content, "any")
+        if len(rows) < 2:
+            return
+        head = rows[0]
+        first_ui = next((i for i, u in enumerate(self.units) if u.msg == mi), None)
+        if first_ui is None:
+            return
+        is_campaign = head[0].lower() in {"campaign", "campaigns", "campaign name"}
+        for row in rows[1:]:
+            if not row:
+                continue
+            line = " | ".join(row)
+            if is_campaign:
+                key = normalize_name(_clean_name(row[0]))
+                camp = next(
+                    (k for k, c in self.campaigns.items() if key in map(normalize_name, c.aliases)),
+                    None,
+                )
+                for col, cell in zip(head[1:], row[1:], strict=False):
+                    label = self.table_label(col)
+                    vals = _values(cell)
+                    if label and vals:
+                        self.add_metric_table(mi, label, camp, vals, f"{row[0]} {col}: {cell}")
+            else:
+                label_cell = row[0]
+                label = self.table_label(re.sub(r"\(.*?\)", "", label_cell))
+                if not label:
+                    continue
+                camp = None
+                pm = re.search(r"\((.*?)\)", label_cell)
+                if pm:
+                    key = normalize_name(pm.group(1))
+                    camp = next(
+                        (
+                            k
+                            for k, c in self.campaigns.items()
+                            if key in map(normalize_name, c.aliases)
+                        ),
+                        None,
+                    )
+                if camp is None:
+                    camp = self.context_campaign(mi)
+                vals = [v for cell in row[1:] for v in _values(cell)]
+                if vals:
+                    cols = ", ".join(f"{h}: {c}" for h, c in zip(head[1:], row[1:], strict=False))
+                    self.add_metric_table(mi, label, camp, vals[::-1], f"{label_cell}: {cols}")
+            del line
+
+    def table_label(self, col: str) -> str | None:
+        for rx, label, _kinds in _KPI_RES:
+            m = rx.search(col)
+            if m and label:
+                if "{noun}" in label:
+                    gd = m.groupdict()
+                    noun = gd.get("noun") or ""
+                    if "cost per" in label:
+                        return _kpi_label(noun)
+                    lab = label.format(noun=noun.lower(), noun2=(gd.get("noun2") or "").lower())
+                    return re.sub(r"\bsqls?\b", "SQL", lab, flags=re.I)
+                return label
+        return None
+
+    def add_metric_table(
+        self, mi: int, label: str, camp: str | None, vals: list[_Value], text: str
+    ) -> None:
+        v = vals[0]
+        cname = self.campaigns[camp].name if camp else None
+        short = short_name(cname) if cname else ""
+        name = f"{short} {label}" if short else label[:1].upper() + label[1:]
+        meta: dict[str, Any] = {"kpi": label, "value": v.value, "unit": _UNIT_OF[v.kind]}
+        if cname:
+            meta["campaign"] = cname
+        primary = label in {"CPA", "ROAS"} or label.startswith("cost per") or "rate" in label
+        acc = self.acc("metric", name, 0.85 if primary else 0.6, meta)
+        acc.metadata.update(meta)
+        acc.head = f"{name}: {v.text}."
+        acc.add_line(text)
+
+    def context_campaign(self, mi: int) -> str | None:
+        """The one campaign the previous message (or this one's first line) is about."""
+        for j in (mi - 1, mi):
+            keys = {
+                k for i, u in enumerate(self.units) if u.msg == j for _s, _e, k in self.mentions[i]
+            }
+            if len(keys) == 1:
+                return next(iter(keys))
+        return None
+
+    # -- decisions --
+
+    def find_decisions(self) -> None:
+        n = len(self.units)
+        for ui in range(n):
+            u = self.units[ui]
+            if u.role == "assistant":
+                self.assistant_action(ui)
+            elif u.role == "user":
+                self.user_decision(ui)
+
+    def message_text(self, mi: int) -> str:
+        if 0 <= mi < len(self.messages):
+            return " ".join(self.messages[mi].content.split())
+        return ""
+
+    def prev_role_msg(self, mi: int, role: str) -> int:
+        for j in range(mi - 1, -1, -1):
+            if self.messages[j].role == role:
+                return j
+        return -1
+
+    def last_campaign_before(self, ui: int) -> str | None:
+        for j in range(ui, -1, -1):
+            if self.mentions[j]:
+                return self.mentions[j][-1][2]
+            if ui - j > 12:
+                break
+        return None
+
+    def assistant_action(self, ui: int) -> None:
+        u = self.units[ui]
+        t = re.sub(r"^\s*(?:[-*•]\s*|\d+[.)]\s*)", "", u.text)
+        under_done = False
+        if re.match(r"^\s*[-*•]", u.line_text):
+            for j in range(ui - 1, -1, -1):
+                v = self.units[j]
+                if v.msg != u.msg:
+                    break
+                if not re.match(r"^\s*[-*•]", v.line_text):
+                    under_done = bool(re.match(r"^(?:done|set up|changes made)\b", v.text, re.I))
+                    break
+        m = re.match(
+            r"^(?:(?:done|ok|okay|sure|great|deal|yes)[:.,!]?\s*)?(?:i'?ve |we'?ve |i |we )?"
+            r"(?P<verb>paused|resumed|restarted|re-?enabled|enabled|launched|switched|moved|raised|"
+            r"increased|bumped|lowered|reduced|decreased|dropped|cut|set up|set|added|excluded|"
+            r"blocked|removed|capped|created|turned (?:it )?(?:back )?(?:on|off)|tightened|"
+            r"loosened|shifted|applied|implemented|installed|enabled)\b(?P<rest>.*)",
+            t,
+            re.IGNORECASE,
+        )
+        rest = ""
+        verb = ""
+        if m:
+            verb, rest = m.group("verb").lower(), m.group("rest")
+        elif re.match(r"^(?:done|set up)[:,]\s*\S", t, re.I) and not re.match(
+            r"^done[:,]\s*(?:[-*•]|$)", t, re.I
+        ):
+            verb, rest = "done", re.sub(r"^(?:done|set up)[:,]\s*", "", t, flags=re.I)
+        elif under_done or re.search(r"\b(?:is now|now on|now bids|stays on|is paused)\b", t):
+            if re.search(r"\b(?:now|stays|paused)\b", t) or under_done:
+                verb, rest = "done", t
+        if not verb:
+            return
+        if re.search(
+            r"\b(?:report|check-?ins?|updates?|bullet|cc'?d|plain english)\b", rest, re.I
+        ) and not re.search(r"\$|campaign|bid|budget|negative", rest, re.I):
+            return  # acknowledging a preference, not an account change
+        self.make_decision(ui, verb, rest, t, executed=True)
+
+    def user_decision(self, ui: int) -> None:
+        u = self.units[ui]
+        t = u.text
+        low = fold(t)
+        m = re.search(
+            r"(?:^|[.,;!]\s*|\band\s+|\bthen\s+|\bso\s+)(?:(?:ok|okay|yes|yeah|fine|alright|sure)"
+            r"[,.!]?\s*)?(?:let'?s|we'?ll|we will|we should|go ahead and|please|pls|can you|"
+            r"can we|just)?\s*(?P<verb>pause|resume|restart|launch|switch|move|raise|increase|"
+            r"lower|reduce|cut|add|exclude|block|cap|turn (?:it |that )?(?:back )?(?:on|off)|"
+            r"drop|shift|put)\b(?P<rest>.*)",
+            low,
+        )
+        if (
+            m
+            and not re.search(r"\?\s*$", t)
+            and not re.search(r"\b(?:don'?t|not|never)\b", low[: m.start("verb")])
+        ):
+            self.make_decision(ui, m.group("verb"), t[m.start("rest") :], t, executed=False)
+            return
+        d = re.search(
+            r"\b(?:don'?t|do not) (?:touch|change|pause|do) (?:anything|it|that|them)?\s*(?:yet|"
+            r"for now|until [\w ]+)|\bwait (?:\d+|two|three|four|a few|a couple(?: of)?) "
+            r"(?:days|weeks|months)\b|\bhold off\b|\bleave it (?:off|on|as is|alone)(?: for now)?"
+            r"|\bkeep (?:it|them|\w+) (?:paused|off|going|running|as is)\b",
+            low,
+        )
+        if d:
+            phrase = t[d.start() : d.end()]
+            name = phrase[:1].upper() + phrase[1:]
+            acc = self.acc(
+                "decision",
+                name,
+                0.7,
+                {
+                    "action": phrase,
+                    "rationale": "",
+                    "affectedEntities": self.affected(ui, t),
+                    "reversible": True,
+                },
+            )
+            acc.add_line(t)
+            self.add_context(acc, u.msg)
+            return
+        if re.match(
+            r"^(?:ok|okay|yes|yep|yeah|sure|fine|agreed?|go|go ahead|do it|do both|sounds good|"
+            r"makes sense|let'?s do it|perfect)\b[\s,.!]*(?:do it|go|do both|let'?s do it)?[\s,.!]*$",
+            low,
+        ) or re.match(r"^(?:ok|okay|yes|yeah)[, ]+(?:\$?\d+)[\s.!]*$", low):
+            self.agreement(ui)
+
+    def agreement(self, ui: int) -> None:
+        u = self.units[ui]
+        nxt = u.msg + 1
+        if nxt < len(self.messages) and self.messages[nxt].role == "assistant":
+            reply = self.messages[nxt].content
+            if re.search(
+                r"^(?:done|paused|switched|raised|launched|set|resumed|added|lowered|updated)\b",
+                reply.strip(),
+                re.I | re.M,
+            ):
+                return  # the reply reports the action; it becomes the decision
+        prev = self.prev_role_msg(u.msg, "assistant")
+        if prev < 0:
+            return
+        for j, v in enumerate(self.units):
+            if v.msg != prev:
+                continue
+            pm = re.search(
+                r"\b(?:i'?d|i would|i suggest(?: we)?|i recommend|we could|let'?s|my suggestion is to)"
+                r"\s+(?P<rest>.+)",
+                v.text,
+                re.I,
+            )
+            if pm:
+                rest = pm.group("rest")
+                vm = re.match(r"(?P<verb>\w+)\b(?P<rest>.*)", rest)
+                if vm:
+                    self.make_decision(j, vm.group("verb").lower(), vm.group("rest"), v.text, True)
+                return
+
+    def affected(self, ui: int, text: str) -> list[str]:
+        keys = [k for _s, _e, k in self.mentions[ui]]
+        names = []
+        for k in keys:
+            nm = self.campaigns[k].name
+            if nm not in names:
+                names.append(nm)
+        return names[:10]
+
+    def make_decision(self, ui: int, verb: str, rest: str, sentence: str, executed: bool) -> None:
+        u = self.units[ui]
+        low_rest = fold(rest)
+        camps = self.affected(ui, sentence)
+        if not camps and re.search(r"\b(?:it|that|this one|them)\b", low_rest[:20] + " "):
+            last = self.last_campaign_before(ui)
+            if last:
+                camps = [self.campaigns[last].name]
+        camp = camps[0] if camps else None
+        v = verb.split()[0]
+        canon = {
+            "paused": "Pause", "pause": "Pause", "resumed": "Resume", "resume": "Resume",
+            "restarted": "Resume", "restart": "Resume", "re-enabled": "Resume",
+            "reenabled": "Resume", "enabled": "Resume", "launched": "Launch", "launch": "Launch",
+            "created": "Launch", "switched": "Switch", "switch": "Switch", "moved": "Switch",
+            "move": "Switch", "raised": "Raise", "raise": "Raise", "increased": "Raise",
+            "increase": "Raise", "bumped": "Raise", "lowered": "Lower", "lower": "Lower",
+            "reduced": "Lower", "reduce": "Lower", "decreased": "Lower", "dropped": "Lower",
+            "drop": "Lower", "cut": "Lower", "tightened": "Lower", "loosened": "Raise",
+            "set": "Set", "added": "Add", "add": "Add", "excluded": "Add", "exclude": "Add",
+            "blocked": "Add", "block": "Add", "capped": "Cap", "cap": "Cap", "shifted": "Shift",
+            "shift": "Shift", "turn": "Turn", "turned": "Turn", "put": "Set",
+        }.get(v, "")  # fmt: skip
+        if verb.startswith("turn"):
+            canon = "Pause" if verb.endswith("off") else "Resume"
+        name = ""
+        strat = list(_STRATEGY_RE.finditer(rest))
+        budget = re.findall(r"\$\s?(" + _NUM + r")\s?(?:/\s?day|a day|per day)", rest, re.I)
+        if not budget:
+            budget = re.findall(r"\b(" + _NUM + r")\s?(?:/\s?day|a day|per day)", rest, re.I)
+        if re.search(r"\bnegatives?\b|negative keywords?|\bas (?:a )?negative", rest, re.I) or (
+            canon == "Add" and re.search(r"'[^']+'", rest)
+        ):
+            name = "Negative keywords"
+        elif canon in {"Pause", "Resume", "Launch"} and camp:
+            name = f"{canon} {camp}"
+        elif strat and camp and canon in {"Switch", "Set", "Lower", "Raise", ""}:
+            s = strat[-1]
+            label = _STRATEGY_NAMES.get(
+                re.sub(r"maximi[sz]e", "maximize", s.group("s").lower()), s.group("s")
+            )
+            val = f" {s.group('v')}" if s.group("v") else ""
+            if canon in {"Lower", "Raise"} or (canon == "Set" and val and "Target" in label):
+                tgt = (
+                    "tCPA"
+                    if label == "Target CPA"
+                    else "tROAS"
+                    if label == "Target ROAS"
+                    else label
+                )
+                name = f"{canon or 'Set'} {short_name(camp)} {tgt} to{val}"
+            else:
+                name = f"Switch {short_name(camp)} to {label}{val}"
+        elif budget and canon in {"Raise", "Lower", "Set", "Cap", "Shift", ""}:
+            amount = budget[-1]
+            target = f"{short_name(camp)} budget" if camp else "budget"
+            if canon == "Cap" or (
+                not camp and re.search(r"\b(?:account|total|whole)\b", sentence, re.I)
+            ):
+                name = f"Cap account spend at ${amount}/day"
+            else:
+                name = f"{canon or 'Set'} {target} to ${amount}/day"
+        elif canon == "Pause" and not camp:
+            return
+        if not name:
+            if not executed and not canon:
+                return
+            phrase = re.split(r"[.;:!?]|\s(?:because|since|so that|so|as)\s", rest.strip())[0]
+            words = phrase.split()[:7]
+            if not words:
+                return
+            lead = canon or verb.capitalize()
+            if lead.lower() == "done":
+                lead = ""
+            name = f"{lead} {' '.join(words)}".strip(" ,-")
+            if len(name) < 4:
+                return
+        rationale = ""
+        rm = re.search(r"\b(?:because|since|so that|as|due to)\b\s+(.*)", sentence, re.I)
+        if rm:
+            rationale = rm.group(1)
+        # "Logged why: ...", "Rationale logged: ..."
+        for j in range(ui + 1, min(ui + 4, len(self.units))):
+            w = self.units[j]
+            if w.msg != u.msg:
+                break
+            lm = re.match(
+                r"^(?:logged why|rationale logged|logged|reason|why)\s*:\s*(.*)", w.text, re.I
+            )
+            if lm:
+                rationale = (rationale + " " + lm.group(1)).strip()
+        action = " ".join(sentence.split())[:480]
+        meta = {
+            "action": action,
+            "rationale": rationale[:1900],
+            "affectedEntities": camps,
+            "reversible": not re.search(
+                r"\b(?:delete|deleted|removed permanently|permanent)\b", sentence, re.I
+            ),
+        }
+        acc = self.acc("decision", name, 0.9 if executed or u.role == "user" else 0.7, meta)
+        if acc.metadata.get("rationale") and not rationale:
+            meta["rationale"] = acc.metadata["rationale"]
+        acc.metadata.update(meta)
+        acc.add_line(sentence)
+        if rationale:
+            acc.add_line(f"Rationale: {rationale}")
+        self.add_context(acc, u.msg)
+        if name == "Negative keywords":
+            acc.add_alias("negatives")
+            acc.add_alias("negative keywords")
+
+    def add_context(self, acc: _Acc, mi: int) -> None:
+        """The user's words and the agent's proposal around a decision, for its rationale."""
+        if self.messages[mi].role == "assistant":
+            um = self.prev_role_msg(mi, "user")
+            am = self.prev_role_msg(um, "assistant") if um >= 0 else -1
+        else:
+            um, am = mi, self.prev_role_msg(mi, "assistant")
+        if um >= 0:
+            acc.add_line(f"User: {self.message_text(um)[:400]}")
+        if am >= 0:
+            acc.add_line(f"Proposal: {self.message_text(am)[:500]}")
+
+    # -- pain points --
+
+    def find_pain_points(self) -> None:
+        topics: dict[str, _Acc] = {}
+        for ui, u in enumerate(self.units):
+            low = fold(u.text)
+            topic = _pain_topic(low)
+            known_name = self.known_pain(low)
+            if u.role == "user":
+                marker = _PAIN_MARK.search(low) or re.search(r"[?!]{2,}|\b[A-Z]{4,}\b", u.text)
+                resolved = _RESOLVED.search(low)
+                if not (marker or (resolved and (topic or known_name))):
+                    continue
+                name = known_name or (topic and topic[0])
+                if not name:
+                    name = _fallback_pain_name(u.text) if marker else None
+                if not name:
+                    continue
+            else:
+                name = known_name or (topic[0] if topic else None)
+                if not name:
+                    continue
+                if normalize_name(self.reuse_name("pain_point", name)) not in topics and not (
+                    _RESOLVED.search(low) and known_name
+                ):
+                    # the agent alone raising a topic is not a user's pain point yet
+                    if not re.search(r"\b(?:second|third|fourth|fifth) time\b", low):
+                        continue
+            acc = self.acc(
+                "pain_point",
+                name,
+                0.7,
+                {"severity": "medium", "frequency": 1, "resolved": False, "relatedCampaigns": []},
+            )
+            topics[normalize_name(acc.name)] = acc
+            sev = acc.metadata["severity"]
+            if _SEVERE.search(low) or re.search(r"[?!]{2,}|\b[A-Z]{4,}\b", u.text):
+                sev = "high"
+            acc.metadata["severity"] = sev
+            freq = _frequency(low)
+            if freq:
+                acc.metadata["frequency"] = max(acc.metadata["frequency"], freq)
+                if freq >= 2:
+                    acc.metadata["severity"] = "high"
+            if _RESOLVED.search(low) and not re.search(r"\b(?:not|never|isn'?t|still)\b", low):
+                acc.metadata["resolved"] = True
+            elif u.role == "user" and _PAIN_MARK.search(low):
+                acc.metadata["resolved"] = False
+            for c in self.affected(ui, u.text):
+                if c not in acc.metadata["relatedCampaigns"]:
+                    acc.metadata["relatedCampaigns"].append(c)
+            acc.importance = max(
+                acc.importance,
+                0.9 if acc.metadata["severity"] == "high" or acc.metadata["resolved"] else 0.7,
+            )
+            prefix = "User: " if u.role == "user" else ""
+            acc.add_line(prefix + u.text)
+            if topic:
+                acc.add_alias(topic[1])
+        # the agent's explanation: sentences on the same topic anywhere in the session
+        for acc in topics.values():
+            for u in self.units:
+                low = fold(u.text)
+                t = _pain_topic(low)
+                if (
+                    t
+                    and normalize_name(self.reuse_name("pain_point", t[0]))
+                    == normalize_name(acc.name)
+                ) or (self.known_pain(low) == acc.name):
+                    acc.add_line(u.text)
+            state = "resolved" if acc.metadata["resolved"] else "open"
+            acc.head = (
+                f"{acc.name} ({state}, severity {acc.metadata['severity']}, "
+                f"raised {acc.metadata['frequency']}x)."
+            )
+
+    def known_pain(self, low: str) -> str | None:
+        terms = set(tokenize(low))
+        best, best_n = None, 0
+        for k in self.known:
+            if k.type != "pain_point":
+                continue
+            kt = set()
+            for n in (k.name, *k.aliases):
+                kt |= set(tokenize(n))
+            kt -= _WEAK_TERMS
+            n = len(terms & kt)
+            if n > best_n:
+                best, best_n = k.name, n
+        return best if best_n >= 1 else None
+
+    # -- preferences --
+
+    def find_preferences(self) -> None:
+        for ui, u in enumerate(self.units):
+            low = fold(u.text)
+            for category, slot, rx, explicit in _PREFS:
+                m = rx.search(low)
+                if not m:
+                    continue
+                name = slot(m, low) if callable(slot) else slot
+                name = self.reuse_pref(name, category)
+                if u.role != "user":
+                    key = ("preference", normalize_name(name))
+                    known_names = {
+                        normalize_name(k.name) for k in self.known if k.type == "preference"
+                    }
+                    if key not in self.out and normalize_name(name) not in known_names:
+                        continue
+                    importance = 0.5
+                else:
+                    importance = 0.9 if explicit or _EXPLICIT_PREF.search(low) else 0.7
+                value = " ".join(u.text.split())[:480]
+                acc = self.acc(
+                    "preference",
+                    name,
+                    importance,
+                    {"category": category, "value": value, "confidence": 0.9 if explicit else 0.7},
+                )
+                if u.role == "user":
+                    acc.metadata.update({"category": category, "value": value})
+                    acc.metadata["confidence"] = max(
+                        acc.metadata["confidence"], 0.9 if explicit else 0.7
+                    )
+                acc.add_line(("User: " if u.role == "user" else "") + u.text)
+                acc.add_alias(m.group(0))
+                if u.role == "user":
+                    reply = self.first_reply(u.msg)
+                    if reply:
+                        acc.add_line(reply)
+                acc.head = f"{acc.name} ({category}): {acc.metadata['value']}"
+
+    def reuse_pref(self, name: str, category: str) -> str:
+        """A stored preference for the same slot keeps its name when the value is revised."""
+        norm_terms = set(tokenize(name)) - _WEAK_TERMS
+        for k in self.known:
+            if k.type != "preference":
+                continue
+            kt = set(tokenize(k.name)) - _WEAK_TERMS
+            for a in k.aliases:
+                kt |= set(tokenize(a)) - _WEAK_TERMS
+            if normalize_name(k.name) == normalize_name(name) or (
+                norm_terms and len(norm_terms & kt) >= max(1, len(norm_terms) // 2 + 1)
+            ):
+                return k.name
+        return name
+
+    def first_reply(self, mi: int) -> str:
+        nxt = mi + 1
+        if nxt < len(self.messages) and self.messages[nxt].role == "assistant":
+            text = " ".join(self.messages[nxt].content.split())
+            return text[:240]
+        return ""
+
+
+def _status_of(text: str) -> str | None:
+    low = fold(text)
+    if re.search(r"\blimited by budget\b", low):
+        return "limited by budget"
+    if re.search(r"\b(?:paused|pause it)\b", low) and not re.search(
+        r"\bturn\w* [\w ]*back on\b", low
+    ):
+        return "paused"
+    if re.search(r"\b(?:resumed|re-?enabled|restarted|turned (?:it )?back on|back on)\b", low):
+        return "active"
+    if re.search(r"\b(?:launched|went live|is live|now live)\b", low):
+        return "active"
+    if re.search(r"\b(?:launching|will launch|planned|plan to launch)\b", low):
+        return "planned"
+    if re.search(r"\blearning\b", low):
+        return "learning"
+    return None
+
+
+# --- pain point vocabulary --------------------------------------------------------------------------
+
+_PAIN_MARK = re.compile(
+    r"\b(?:ugh|argh|annoy\w*|drives? me (?:nuts|crazy|mad)|bugs? me|bugging|frustrat\w*|sick of|"
+    r"tired of|hate|awful|terrible|horrible|garbage|junk|again|keeps? (?:happening|showing|coming|"
+    r"getting)|still|(?:second|third|fourth|fifth) time|problem|issue|complain\w*|wrong|waste\w*|"
+    r"black box|mess|way too|too (?:much|expensive)|no idea|makes no sense|indefensible|"
+    r"furious|worried|concern\w*|struggl\w*|can'?t (?:even )?(?:see|tell|figure)|doesn'?t show|"
+    r"disaster|killing (?:me|us)|eating (?:my|our|the) budget|expensive|selling me stuff|"
+    r"spent way more|more than i expected)\b"
+)
+_SEVERE = re.compile(
+    r"\b(?:nuts|crazy|furious|garbage|hate|awful|terrible|horrible|indefensible|disaster|"
+    r"killing|again|keeps?|still|(?:second|third|fourth|fifth) time|every time|way too|"
+    r"sick of|wrong|black box)\b"
+)
+_RESOLVED = re.compile(
+    r"\b(?:fixed|resolved|solved|sorted|closed|cleaned up|clean|finally|no longer|way down|"
+    r"(?:numbers?|they) (?:now )?match|matches now|went away|gone)\b"
+)
+_ORDINALS = {"second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6}
+
+
+def _frequency(low: str) -> int:
+    m = re.search(r"\b(second|third|fourth|fifth|sixth) time\b", low)
+    if m:
+        return _ORDINALS[m.group(1)]
+    if re.search(r"\b(?:again|keeps?|still|every time)\b", low):
+        return 2
+    return 0
+
+
+#: Common ads problems: (name, regex over folded text, alias for the phrase seen).
+_PAIN_TOPICS: list[tuple[str, re.Pattern[str]]] = [
+    (name, re.compile(rx))
+    for name, rx in [
+        (
+            "Irrelevant search terms",
+            r"irrelevant (?:search terms?|traffic|clicks|searches|queries|"
+            r"keywords)|search terms?|junk (?:traffic|clicks|searches|queries)|wasted? (?:spend|clicks)",
+        ),
+        (
+            "Junk calls",
+            r"(?:junk|spam|sales|robo|solicitor) ?calls?|solicitors?|people selling|"
+            r"sales pitch\w*|selling (?:me|us) (?:stuff|\w+ services|google listings)",
+        ),
+        (
+            "Low-quality leads",
+            r"(?:junk|bad|garbage|low[- ]quality|fake|spam|unqualified) (?:leads?|"
+            r"demos?|demo requests|enquiries|inquiries|form fills|signups|sign-ups|submissions)|"
+            r"lead quality|(?:leads|demos) (?:from [\w-]+ )?(?:are|is) (?:garbage|junk)|\bjunk\b",
+        ),
+        (
+            "Duplicate conversions",
+            r"counted twice|double[- ]?count\w*|numbers are (?:all )?wrong|"
+            r"(?:way )?more (?:sales|conversions|orders) than|numbers? (?:now )?match|"
+            r"(?:doesn'?t|don'?t) match|conversion thing|inflated conversions",
+        ),
+        (
+            "Offline conversions not tracked",
+            r"(?:phone|offline|in-store|store) (?:bookings?|"
+            r"sales|orders|calls|conversions) (?:are |is )?(?:not tracked|invisible|untracked)|"
+            r"phone (?:bookings?|thing)|bookings over the phone|google has no idea",
+        ),
+        (
+            "Website calls not tracked",
+            r"website calls?|calls? (?:off|from) the website|"
+            r"call(?:s)? tracking gap",
+        ),
+        (
+            "Rising CPCs",
+            r"(?:clicks?|cpcs?) (?:are |is )?(?:getting|got) (?:expensive|pricier|more "
+            r"expensive)|cpcs? (?:are )?(?:up|rising|spik\w*|climbing)|clicks getting expensive",
+        ),
+        (
+            "Overspending",
+            r"spent (?:way )?more than|overspen\w*|credit card bill|more than i "
+            r"expected|budget (?:blew|blown)",
+        ),
+        ("PMax black box", r"black box|no visibility|can'?t (?:even )?see where"),
+        ("Price shoppers", r"price[- ]shoppers?|tire[- ]kickers?|bargain hunters"),
+        (
+            "Competitor bidding on brand",
+            r"bidding on (?:our|my|your) (?:name|brand)|competitor\w* "
+            r"(?:is |are |started )?bidding",
+        ),
+        (
+            "Tracking broken",
+            r"tracking (?:is )?(?:broken|not working|wrong)|conversions? "
+            r"(?:stopped|dropped to zero)",
+        ),
+        ("Disapproved ads", r"disapprov\w*|policy violation|suspended"),
+        (
+            "High CPA",
+            r"(?:cpa|cost per \w+) (?:is )?(?:way )?too (?:high|much)|too expensive|feels "
+            r"expensive|bucks per sale is|way too much",
+        ),
+    ]
+]
+_WEAK_TERMS = set(
+    """not tracked issue problem thing low quality high ads google campaign spend cost calls
+    call search term terms conversion conversions report update budget max change changes
+    preference style""".split()
+)
+
+
+def _pain_topic(low: str) -> tuple[str, str] | None:
+    for name, rx in _PAIN_TOPICS:
+        m = rx.search(low)
+        if m:
+            return name, m.group(0)
+    return None
+
+
+def _fallback_pain_name(text: str) -> str | None:
+    """ "the X thing/issue/problem" or "X is such a Y" -> a short name from the user's words."""
+    low = fold(text)
+    m = re.search(
+        r"\b(?:the|this|that|our|my) ((?:[a-z0-9-]+ ){0,3}?[a-z0-9-]+) (?:thing|issue|"
+        r"problem|mess)\b",
+        low,
+    )
+    if m:
+        return f"{m.group(1).capitalize()} issue"
+    return None
+
+
+# --- preference vocabulary --------------------------------------------------------------------------
+
+_EXPLICIT_PREF = re.compile(
+    r"\b(?:i prefer|i'?d prefer|i'?d rather|i want|i need|please|pls|always|never|don'?t ever|"
+    r"from now on|going forward|keep it|make sure|i'?m|all i care|i care|no more)\b"
+)
+
+
+def _cadence_slot(m: re.Match[str], low: str) -> str:
+    if re.search(r"check[- ]?ins?|\bcall\b|meeting|sync", low):
+        return "Check-in cadence"
+    if re.search(r"\bupdates?\b", low) and not re.search(r"\breports?\b", low):
+        return "Update cadence"
+    return "Report cadence"
+
+
+def _no_test_slot(m: re.Match[str], low: str) -> str:
+    what = m.group("what").strip()
+    what = re.sub(r"^(?:the|my|our)\s+", "", what)
+    what = re.sub(r"\s+(?:campaign|one)$", "", what)
+    return f"No experiments on {what.title()}"
+
+
+_CADENCE = (
+    r"(?:every (?:other )?(?:mon|tues|wednes|thurs|fri|satur|sun)day|every (?:week|month|two weeks|"
+    r"other week)|bi-?weekly|weekly|monthly|fortnightly|daily|every day|first (?:mon|tues|wednes|"
+    r"thurs|fri)day of (?:the|every) month|(?:mon|tues|wednes|thurs|fri)days? by \d+ ?(?:am|pm)|"
+    r"(?:mon|tues|wednes|thurs|fri)day (?:morning|afternoon)s?|every month)"
+)
+_PREFS: list[tuple[str, Any, re.Pattern[str], bool]] = [
+    (cat, slot, re.compile(rx), explicit)
+    for cat, slot, rx, explicit in [
+        (
+            "communication",
+            "Short bullet-point updates",
+            r"keep it (?:short|brief|tight)|bullet[- ]?"
+            r"points?|be (?:brief|concise)|short and sweet|\btl;?dr\b|short answers|short, like",
+            True,
+        ),
+        (
+            "communication",
+            "Plain English, no jargon",
+            r"plain[- ]english|no jargon|not a computer "
+            r"guy|(?:talk|explain|speak) (?:to me )?like i'?m|without (?:the )?jargon",
+            True,
+        ),
+        (
+            "communication",
+            "Detailed analysis with tables and math",
+            r"\btables?\b|show me the math|"
+            r"long analysis|level of detail|depth over brevity|the math behind",
+            True,
+        ),
+        (
+            "communication",
+            "Big picture only",
+            r"big picture|nitty[- ]gritty|high[- ]level (?:only|"
+            r"summary)|skip the details|don'?t (?:need|want) the details",
+            True,
+        ),
+        (
+            "reporting",
+            _cadence_slot,
+            r"(?:reports?|updates?|check[- ]?ins?|summary|recap|calls?|"
+            r"send me (?:this|it|a \w+)?)\b[^.?!]{0,40}"
+            + _CADENCE
+            + r"|"
+            + _CADENCE
+            + r"[^.?!]{0,30}"
+            r"\b(?:reports?|updates?|check[- ]?ins?|summary|recap)\b|check[- ]?ins? (?:are|is) a bit "
+            r"much|can we do a check[- ]?in",
+            True,
+        ),
+        ("reporting", "CC on reports", r"\bcc\b|\bcc'?d\b|copy (?:in|on) \w+", True),
+        (
+            "reporting",
+            "Flag expected changes in reports",
+            r"remind me in the (?:next )?report|flag "
+            r"[\w ]+ (?:in|at the top of) (?:the )?(?:next )?report",
+            True,
+        ),
+        (
+            "risk",
+            "Max budget change per step",
+            r"(?:never|don'?t|no) (?:move|change|raise|shift|"
+            r"increase|cut)\w* (?:the )?budgets? by more than \d+ ?%|budget changes? (?:over|above|of "
+            r"more than) \d+ ?%|\d+ ?% (?:at a time|at once|cap\b|rule)",
+            True,
+        ),
+        (
+            "risk",
+            "Ask before big changes",
+            r"always ask|ask me first|check with me (?:first|before)|"
+            r"without asking me",
+            True,
+        ),
+        (
+            "risk",
+            "Experiment budget cap",
+            r"experiments? (?:gets? |get )?(?:at most|max(?:imum)?|no "
+            r"more than|capped at) \d+ ?%|\d+ ?% experiment cap",
+            True,
+        ),
+        (
+            "risk",
+            "Risk tolerance",
+            r"risk[- ]averse|risk[- ]tolerant|conservative|(?:fine|ok|happy) "
+            r"being aggressive|aggressive in|careful mode|more careful|careful till|play it safe|"
+            r"i'?m (?:cautious|careful)|i said aggressive",
+            True,
+        ),
+        (
+            "risk",
+            _no_test_slot,
+            r"(?:don'?t|do not|never) (?:experiment|test|mess) (?:with|on) "
+            r"(?P<what>(?:the |my |our )?[a-z0-9-]+(?: [a-z0-9-]+)?? ?(?:campaign|one)?)\b",
+            True,
+        ),
+        (
+            "analysis",
+            "Judge on business outcomes",
+            r"judge (?:everything|it|campaigns|us) on|all i "
+            r"care about|i (?:only )?care about|what matters (?:to me )?is|focus on [\w ]+ not|"
+            r"optimi[sz]e (?:for|to) [\w ]+ not",
+            True,
+        ),
+    ]
+]
