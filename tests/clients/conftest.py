@@ -1,0 +1,86 @@
+"""Fixtures for the client, CLI, hooks, MCP server and example tests.
+
+ONE real local host (Pyodide + Miniflare, `tests.e2e.hostproc.start_host`) per test session,
+with its own state directory and a bearer token, so every request here goes through auth.
+Each test uses its own user id, so tests share the host without sharing data. Never skipped:
+when the host cannot start, the tests using it fail with its output.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.hostproc import Host, HostError, start_host
+
+TOKEN = "clients-test-token"
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="session")
+def host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Host]:
+    persist_dir = tmp_path_factory.mktemp("clients-state") / "v3"
+    try:
+        with start_host(persist_dir, ["--var", f"API_TOKEN={TOKEN}"]) as running:
+            yield running
+    except HostError as exc:
+        pytest.fail(str(exc))
+
+
+@pytest.fixture
+def user() -> str:
+    return f"t-{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture
+def em_home(tmp_path: Path) -> Path:
+    home = tmp_path / "em-home"
+    home.mkdir()
+    return home
+
+
+@pytest.fixture
+def env(host: Host, em_home: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """The environment a user of the client has: URL, token, a private ENTITY_MEMORY_HOME.
+    Also applied to this process, for in-process clients."""
+    values = {
+        "ENTITY_MEMORY_URL": host.base_url,
+        "ENTITY_MEMORY_TOKEN": TOKEN,
+        "ENTITY_MEMORY_HOME": str(em_home),
+    }
+    monkeypatch.delenv("ENTITY_MEMORY_USER", raising=False)
+    monkeypatch.delenv("ENTITY_MEMORY_CONFIG", raising=False)
+    monkeypatch.delenv("ENTITY_MEMORY_HOOK_LOG", raising=False)
+    for key, value in values.items():
+        monkeypatch.setenv(key, value)
+    return {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("ENTITY_MEMORY_") and not k.startswith("PYTEST_")
+    } | values
+
+
+def run_cli(
+    *args: str,
+    env: dict[str, str],
+    input: str | None = None,
+    timeout: float = 60,
+    stdin: int | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """`entity-memory <args>` in a subprocess (python -m, so no PATH lookup)."""
+    return subprocess.run(
+        [sys.executable, "-m", "entity_memory_client.cli", *args],
+        input=input,
+        stdin=(subprocess.DEVNULL if stdin is None else stdin) if input is None else None,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=REPO,
+    )
