@@ -488,9 +488,30 @@ async def test_openai_http_errors_raise_without_retry(server: ReplayServer, repl
     assert "openai_compat" in str(info.value)
 
 
-async def test_openai_json_schema_rejected_falls_back_to_json_object(server: ReplayServer):
-    server.queue(
+@pytest.mark.parametrize(
+    "rejection",
+    [
         error(400, "Invalid parameter: 'response_format' of type 'json_schema' is not supported"),
+        Reply(
+            422,
+            {
+                "detail": [
+                    {
+                        "type": "literal_error",
+                        "loc": ["body", "response_format", "type"],
+                        "msg": "Input should be 'text' or 'json_object'",
+                    }
+                ]
+            },
+        ),
+    ],
+    ids=["openai-400", "fastapi-422"],
+)
+async def test_openai_json_schema_rejected_falls_back_to_json_object(
+    server: ReplayServer, rejection: Reply
+):
+    server.queue(
+        rejection,
         completion(GOOD_TEXT),
         completion('{"entities": []}'),
     )

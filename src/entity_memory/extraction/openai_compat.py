@@ -4,7 +4,7 @@ Ollama, LM Studio, a gateway), through the host's `http_post`.
 Request: `POST {base_url}/chat/completions` with `{"model", "messages": [system, user],
 "temperature": 0, "response_format": {"type": "json_schema", "json_schema": {"name": "entities",
 "schema": <schema>, "strict": false}}}` (+ `max_tokens` when set) and `Authorization: Bearer
-<api_key>` when a key is set. A server that rejects `json_schema` with a 400 naming
+<api_key>` when a key is set. A server that rejects `json_schema` with a 400 (or 422) naming
 `response_format`/`json_schema` is asked again at once with `{"type": "json_object"}`, and so
 is every later call of this extractor. The reply is `choices[0].message.content`; usage comes
 from `usage.prompt_tokens` / `usage.completion_tokens`. HTTP 429, 5xx and other errors,
@@ -104,7 +104,7 @@ class OpenAICompatExtractor:
     async def _call(self, chat: ChatMessages) -> tuple[Any, Usage | None]:
         status, text = await self._post(chat)
         if (
-            status == 400
+            status in (400, 422)
             and self.response_format == "json_schema"
             and _SCHEMA_REJECTED.search(text)
         ):
