@@ -156,7 +156,6 @@ class OutputError(ValueError):
 
 _FENCE = re.compile(r"```[ \t]*[A-Za-z0-9_-]*[ \t]*\r?\n?(.*?)(?:```|\Z)", re.DOTALL)
 _OPENERS = re.compile(r"[\[{]")
-_DECODER = json.JSONDecoder()
 
 
 def _looks_like_entity(value: Any) -> bool:
