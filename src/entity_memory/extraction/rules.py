@@ -136,7 +136,7 @@ _STRATEGY_RE = re.compile(
     r"\b(?P<s>manual cpc|enhanced cpc|ecpc|maxim[iu][sz]e conversion value|maxim[iu][sz]e "
     r"conversions|max conversions|maxim[iu][sz]e clicks|target cpa|tcpa|t-cpa|target roas|troas"
     r"|t-roas|target impression share)\b(?:\s*(?:at|of|=|is now|now|on the [\w ]+ conversion at)?"
-    r"\s*,?\s*(?P<v>\$\s?" + _NUM + r"[kK]?|" + _NUM + r"\s?%))?",
+    r"\s*,?\s*(?P<v>\$\s?" + _NUM + r"[kK]?(?!\d|[,.]\d|\s?/\s?day| a day| per day)|" + _NUM + r"\s?%))?",
     re.IGNORECASE,
 )
 _STRATEGY_NAMES = {
@@ -177,7 +177,7 @@ _DASHED_RE = re.compile(
     + _CAPW
     + r"(?: "
     + _CAPW
-    + r"){0,4}(?: [-–|] "
+    + r"){0,4}(?: [-–] "
     + _CAPW
     + r"(?: "
     + _CAPW
@@ -233,9 +233,13 @@ def short_name(campaign: str) -> str:
     -> "NB", "Standard Shopping - All Products" -> "Standard Shopping"."""
     first = re.split(r"\s+[-–|]\s+", campaign.strip())[0]
     words = first.split()
-    if len(words) > 1 and words[-1].lower() == "search":
+    while len(words) > 1 and words[-1].lower() in _TYPE_SUFFIXES:
         words = words[:-1]
     return " ".join(words) or campaign
+
+
+#: Trailing words that say what kind of campaign it is, not which one.
+_TYPE_SUFFIXES = {"search", "campaign", "packages", "package", "replacement", "deals", "offers"}
 
 
 def _campaign_aliases(name: str) -> list[str]:
@@ -276,11 +280,11 @@ _KPIS: list[tuple[str, str, tuple[str, ...]]] = [
         "lost impression share",
         ("pct",),
     ),
-    (r"(?:search )?impression share|\bIS\b", "impression share", ("pct",)),
+    (r"(?:search )?impression share", "impression share", ("pct",)),
     (r"\bROAS\b|return on ad ?spend", "ROAS", ("pct", "mult")),
     (r"\bCTR\b|click[- ]through rate", "CTR", ("pct",)),
     (r"\bCVR\b|conv(?:ersion)?\.? rate", "conversion rate", ("pct",)),
-    (r"(?:avg\.? |average )?\bCPCs?\b|(?:avg\.? |average )?cost per click", "CPC", ("money",)),
+    (r"(?:avg\.? |average )?\bCPCs?\b|(?:avg\.? |average )?cost per click", "avg CPC", ("money",)),
     (r"\bCPM\b|cost per (?:thousand|mille)", "CPM", ("money",)),
     (
         r"\bCPA\b|cost per (?:acquisition|conversion|action|sale|purchase|order|customer)",
@@ -309,7 +313,8 @@ _KPIS: list[tuple[str, str, tuple[str, ...]]] = [
     ),
     (r"\b(?:LTV|lifetime value)\b", "lifetime value", ("money",)),
     (r"\bpipeline\b", "pipeline", ("money",)),
-    (r"\bspend\b(?! allowance)|\bspent\b", "spend", ("money",)),
+    (r"\b(?:total|account|monthly|daily|ad|[a-z]+uary|march|april|may|june|july|august|september|"
+     r"october|november|december) spend\b(?! allowance)", "spend", ("money",)),
 ]
 _KPI_RES = [(re.compile(p, re.IGNORECASE), label, kinds) for p, label, kinds in _KPIS]
 _COUNT_NOUNS = (
@@ -353,7 +358,7 @@ def _kpi_label(noun: str) -> str:
     if n in {"sale", "acquisition", "conversion", "purchase", "customer", "order", "action"}:
         return "CPA"
     if n == "click":
-        return "CPC"
+        return "avg CPC"
     return f"cost per {n}"
 
 
@@ -529,6 +534,8 @@ class _Session:
         found: list[str] = []
         for u in self.units:
             t = u.text
+            if u.line_text.lstrip().startswith("|"):
+                continue
             for rx in (_DASHED_RE, _CHANNEL_NAME_RE, _ACTION_OBJECT_RE):
                 for m in rx.finditer(t):
                     found.append(m.group(1))
@@ -563,8 +570,23 @@ class _Session:
             + r")(?![\w])",
             re.IGNORECASE,
         )
+        words: dict[str, set[str]] = {}
+        for key, c in self.campaigns.items():
+            for w in re.split(r"[\s\-–|]+", fold(c.name)):
+                if len(w) >= 4 and w not in _GENERIC and w not in _NOT_NAMES:
+                    words.setdefault(w, set()).add(key)
         for i, u in enumerate(self.units):
             folded = fold(u.text)
+            for m in re.finditer(
+                r"\b(?:the|that|this|our|my|your)\s+([a-z0-9-]+)\s+(?:one|campaign|thing)\b", folded
+            ):
+                w = m.group(1)
+                keys = words.get(w) or words.get(w.rstrip("s")) or words.get(w + "s") or set()
+                if len(keys) == 1:
+                    key = next(iter(keys))
+                    self.mentions[i].append((m.start(1), m.end(1), key))
+                    if i not in self.campaigns[key].units:
+                        self.campaigns[key].units.append(i)
             for m in rx.finditer(folded):
                 key = alias_to.get(normalize_name(m.group(1)))
                 if key is None:
@@ -575,8 +597,7 @@ class _Session:
                     c.units.append(i)
                 if u.role == "user":
                     c.user_mentioned = True
-                if normalize_name(m.group(1)) != normalize_name(c.name):
-                    c.aliases.append(u.text[m.start() : m.end()]) if False else None
+            self.mentions[i].sort()
 
     def table_rows(self, mi: int, content: str, kind: str) -> list[list[str]]:
         lines = [ln.strip() for ln in content.split("\n") if ln.strip().startswith("|")]
@@ -621,6 +642,11 @@ class _Session:
                     if v.line_text.rstrip().endswith(":") and self.mentions[j]:
                         return self.mentions[j][-1][2]
                     break
+        # an answer about the one campaign the user just asked about
+        if u.role == "assistant" and not any(
+            self.mentions[j] for j in range(ui) if self.units[j].msg == u.msg
+        ):
+            return self.context_campaign(u.msg, user_only=True)
         return None
 
     def emit_campaigns(self) -> None:
@@ -742,8 +768,8 @@ class _Session:
             if v.kind != "num" or vi in used:
                 continue
             nm = re.match(r"\s+(?:tracked |total |more )?(" + _COUNT_NOUNS + r")\b", text[v.end :])
-            if nm and nm.group(1).lower() in {"conversions", "sales", "orders", "bookings"}:
-                hits.append((nm.group(1).lower(), v.start, [v]))
+            if nm and nm.group(1).lower() == "conversions" and self.campaign_at(ui, v.start):
+                hits.append(("conversions", v.start, [v]))
         for label, pos, chain in hits:
             camp = self.campaign_at(ui, pos)
             self.add_metric(ui, label, camp, chain, text)
@@ -899,9 +925,11 @@ class _Session:
         acc.head = f"{name}: {v.text}."
         acc.add_line(text)
 
-    def context_campaign(self, mi: int) -> str | None:
+    def context_campaign(self, mi: int, user_only: bool = False) -> str | None:
         """The one campaign the previous message (or this one's first line) is about."""
-        for j in (mi - 1, mi):
+        for j in (mi - 1,) if user_only else (mi - 1, mi):
+            if user_only and (j < 0 or self.messages[j].role != "user"):
+                continue
             keys = {
                 k for i, u in enumerate(self.units) if u.msg == j for _s, _e, k in self.mentions[i]
             }
@@ -950,6 +978,12 @@ class _Session:
                     break
                 if not re.match(r"^\s*[-*•]", v.line_text):
                     under_done = bool(re.match(r"^(?:done|set up|changes made)\b", v.text, re.I))
+                    if re.search(
+                        r"\b(?:options?|could|would|suggest|propos\w+|plan|ideas?)\b|\?\s*$",
+                        v.line_text,
+                        re.I,
+                    ):
+                        return  # a list of options, not things done
                     break
         m = re.match(
             r"^(?:(?:done|ok|okay|sure|great|deal|yes)[:.,!]?\s*)?(?:i'?ve |we'?ve |i |we )?"
@@ -996,7 +1030,8 @@ class _Session:
             and not re.search(r"\?\s*$", t)
             and not re.search(r"\b(?:don'?t|not|never)\b", low[: m.start("verb")])
         ):
-            self.make_decision(ui, m.group("verb"), t[m.start("rest") :], t, executed=False)
+            if not self.reply_reports_action(u.msg):
+                self.make_decision(ui, m.group("verb"), t[m.start("rest") :], t, executed=False)
             return
         d = re.search(
             r"\b(?:don'?t|do not) (?:touch|change|pause|do) (?:anything|it|that|them)?\s*(?:yet|"
@@ -1029,17 +1064,24 @@ class _Session:
         ) or re.match(r"^(?:ok|okay|yes|yeah)[, ]+(?:\$?\d+)[\s.!]*$", low):
             self.agreement(ui)
 
-    def agreement(self, ui: int) -> None:
-        u = self.units[ui]
-        nxt = u.msg + 1
+    def reply_reports_action(self, mi: int) -> bool:
+        nxt = mi + 1
         if nxt < len(self.messages) and self.messages[nxt].role == "assistant":
             reply = self.messages[nxt].content
-            if re.search(
-                r"^(?:done|paused|switched|raised|launched|set|resumed|added|lowered|updated)\b",
-                reply.strip(),
-                re.I | re.M,
-            ):
-                return  # the reply reports the action; it becomes the decision
+            return bool(
+                re.search(
+                    r"^(?:[-*•]\s*)?(?:done|paused|switched|raised|launched|set|resumed|added|"
+                    r"lowered|updated|moved|created|capped|reduced|increased)\b",
+                    reply.strip(),
+                    re.I | re.M,
+                )
+            )
+        return False
+
+    def agreement(self, ui: int) -> None:
+        u = self.units[ui]
+        if self.reply_reports_action(u.msg):
+            return  # the reply reports the action; it becomes the decision
         prev = self.prev_role_msg(u.msg, "assistant")
         if prev < 0:
             return
@@ -1104,6 +1146,31 @@ class _Session:
             name = "Negative keywords"
         elif canon in {"Pause", "Resume", "Launch"} and camp:
             name = f"{canon} {camp}"
+        elif strat and camp and re.search(r"\b(?:stays?|remains?|keep|kept)\b", sentence, re.I):
+            name = f"Keep {camp} on {_strategy_label(strat[-1])}"
+        elif (
+            strat
+            and camp
+            and _strategy_label(strat[-1]) in {"Target CPA", "Target ROAS"}
+            and strat[-1].group("v")
+            and not re.search(r"\bfrom\b[^.]*\bto\b", sentence, re.I)
+            and re.search(
+                r"\b(?:is now|now at|target (?:is|at)|tighten|lower|raise|loosen)\b|\bto \$",
+                sentence,
+                re.I,
+            )
+        ):
+            label = _strategy_label(strat[-1])
+            tgt = "tCPA" if label == "Target CPA" else "tROAS"
+            um = self.prev_role_msg(u.msg + 1, "user")
+            around = fold(sentence + " " + self.message_text(um))
+            if re.search(r"\b(?:tighten|lower|reduce|drop|decrease|cut)\w*", around):
+                canon = "Lower"
+            elif re.search(r"\b(?:loosen|raise|increase)\w*", around):
+                canon = "Raise"
+            else:
+                canon = "Set"
+            name = f"{canon} {short_name(camp)} {tgt} to {strat[-1].group('v')}"
         elif strat and camp and canon in {"Switch", "Set", "Lower", "Raise", ""}:
             s = strat[-1]
             label = _STRATEGY_NAMES.get(
@@ -1195,72 +1262,51 @@ class _Session:
     # -- pain points --
 
     def find_pain_points(self) -> None:
-        topics: dict[str, _Acc] = {}
+        by_topic: dict[str, _Acc] = {}  # topic id (or fallback name) -> entity
         for ui, u in enumerate(self.units):
             low = fold(u.text)
             topic = _pain_topic(low)
-            known_name = self.known_pain(low)
+            tid = topic[0] if topic else None
+            known_name = self.known_pain(low, tid)
+            seen = tid in by_topic if tid else False
             if u.role == "user":
                 marker = _PAIN_MARK.search(low) or re.search(r"[?!]{2,}|\b[A-Z]{4,}\b", u.text)
                 resolved = _RESOLVED.search(low)
-                if not (marker or (resolved and (topic or known_name))):
+                if not (marker or ((resolved or seen) and (topic or known_name))):
                     continue
-                name = known_name or (topic and topic[0])
-                if not name:
-                    name = _fallback_pain_name(u.text) if marker else None
-                if not name:
-                    continue
-            else:
-                name = known_name or (topic[0] if topic else None)
-                if not name:
-                    continue
-                if normalize_name(self.reuse_name("pain_point", name)) not in topics and not (
-                    _RESOLVED.search(low) and known_name
-                ):
-                    # the agent alone raising a topic is not a user's pain point yet
-                    if not re.search(r"\b(?:second|third|fourth|fifth) time\b", low):
+                if not (topic or known_name):
+                    fb = _fallback_pain_name(u.text) if marker else None
+                    if not fb:
                         continue
-            acc = self.acc(
-                "pain_point",
-                name,
-                0.7,
-                {"severity": "medium", "frequency": 1, "resolved": False, "relatedCampaigns": []},
-            )
-            topics[normalize_name(acc.name)] = acc
-            sev = acc.metadata["severity"]
-            if _SEVERE.search(low) or re.search(r"[?!]{2,}|\b[A-Z]{4,}\b", u.text):
-                sev = "high"
-            acc.metadata["severity"] = sev
-            freq = _frequency(low)
-            if freq:
-                acc.metadata["frequency"] = max(acc.metadata["frequency"], freq)
-                if freq >= 2:
-                    acc.metadata["severity"] = "high"
-            if _RESOLVED.search(low) and not re.search(r"\b(?:not|never|isn'?t|still)\b", low):
-                acc.metadata["resolved"] = True
-            elif u.role == "user" and _PAIN_MARK.search(low):
-                acc.metadata["resolved"] = False
-            for c in self.affected(ui, u.text):
-                if c not in acc.metadata["relatedCampaigns"]:
-                    acc.metadata["relatedCampaigns"].append(c)
-            acc.importance = max(
-                acc.importance,
-                0.9 if acc.metadata["severity"] == "high" or acc.metadata["resolved"] else 0.7,
-            )
-            prefix = "User: " if u.role == "user" else ""
-            acc.add_line(prefix + u.text)
+                    tid, name = fb, fb
+                else:
+                    name = known_name or (topic[1] if topic else "")
+            else:
+                if not (topic or known_name):
+                    continue
+                name = known_name or (topic[1] if topic else "")
+                if not seen and not (known_name and (_RESOLVED.search(low) or _frequency(low))):
+                    # the agent alone raising a topic is not a user's pain point yet
+                    continue
+            key = tid or normalize_name(name)
+            acc = by_topic.get(key)
+            if acc is None:
+                acc = self.acc(
+                    "pain_point",
+                    name,
+                    0.7,
+                    {"severity": "medium", "frequency": 1, "resolved": False, "relatedCampaigns": []},
+                )
+                by_topic[key] = acc
+            self.pain_update(acc, ui, u, low)
             if topic:
-                acc.add_alias(topic[1])
+                acc.add_alias(topic[2])
         # the agent's explanation: sentences on the same topic anywhere in the session
-        for acc in topics.values():
+        for key, acc in by_topic.items():
             for u in self.units:
                 low = fold(u.text)
                 t = _pain_topic(low)
-                if (
-                    t
-                    and normalize_name(self.reuse_name("pain_point", t[0]))
-                    == normalize_name(acc.name)
-                ) or (self.known_pain(low) == acc.name):
+                if (t and t[0] == key) or self.known_pain(low, None) == acc.name:
                     acc.add_line(u.text)
             state = "resolved" if acc.metadata["resolved"] else "open"
             acc.head = (
@@ -1268,13 +1314,38 @@ class _Session:
                 f"raised {acc.metadata['frequency']}x)."
             )
 
-    def known_pain(self, low: str) -> str | None:
+    def pain_update(self, acc: _Acc, ui: int, u: _Unit, low: str) -> None:
+        meta = acc.metadata
+        if _SEVERE.search(low) or re.search(r"[?!]{2,}|\b[A-Z]{4,}\b", u.text):
+            meta["severity"] = "high"
+        freq = _frequency(low)
+        if freq:
+            meta["frequency"] = max(meta["frequency"], freq)
+            if freq >= 2:
+                meta["severity"] = "high"
+        if _RESOLVED.search(low) and not re.search(r"\b(?:not|never|isn'?t|still)\b", low):
+            meta["resolved"] = True
+        elif u.role == "user" and _PAIN_MARK.search(low):
+            meta["resolved"] = False
+        for c in self.affected(ui, u.text):
+            if c not in meta["relatedCampaigns"]:
+                meta["relatedCampaigns"].append(c)
+        high = meta["severity"] == "high" or meta["resolved"]
+        acc.importance = max(acc.importance, 0.9 if high else 0.7)
+        acc.add_line(("User: " if u.role == "user" else "") + u.text)
+
+    def known_pain(self, low: str, tid: str | None) -> str | None:
+        """The stored pain point this sentence is about: the same topic, else shared words."""
+        pains = [k for k in self.known if k.type == "pain_point"]
+        if tid:
+            rx = _TOPIC_RES[tid]
+            for k in pains:
+                if any(rx.search(fold(n)) for n in (k.name, *k.aliases)):
+                    return k.name
         terms = set(tokenize(low))
         best, best_n = None, 0
-        for k in self.known:
-            if k.type != "pain_point":
-                continue
-            kt = set()
+        for k in pains:
+            kt: set[str] = set()
             for n in (k.name, *k.aliases):
                 kt |= set(tokenize(n))
             kt -= _WEAK_TERMS
@@ -1347,6 +1418,11 @@ class _Session:
         return ""
 
 
+def _strategy_label(m: re.Match[str]) -> str:
+    key = re.sub(r"maxim[iu][sz]e", "maximize", m.group("s").lower())
+    return _STRATEGY_NAMES.get(key, m.group("s"))
+
+
 def _status_of(text: str) -> str | None:
     low = fold(text)
     if re.search(r"\blimited by budget\b", low):
@@ -1398,85 +1474,84 @@ def _frequency(low: str) -> int:
     return 0
 
 
-#: Common ads problems: (name, regex over folded text, alias for the phrase seen).
-_PAIN_TOPICS: list[tuple[str, re.Pattern[str]]] = [
-    (name, re.compile(rx))
-    for name, rx in [
-        (
-            "Irrelevant search terms",
-            r"irrelevant (?:search terms?|traffic|clicks|searches|queries|"
-            r"keywords)|search terms?|junk (?:traffic|clicks|searches|queries)|wasted? (?:spend|clicks)",
-        ),
-        (
-            "Junk calls",
-            r"(?:junk|spam|sales|robo|solicitor) ?calls?|solicitors?|people selling|"
-            r"sales pitch\w*|selling (?:me|us) (?:stuff|\w+ services|google listings)",
-        ),
-        (
-            "Low-quality leads",
-            r"(?:junk|bad|garbage|low[- ]quality|fake|spam|unqualified) (?:leads?|"
-            r"demos?|demo requests|enquiries|inquiries|form fills|signups|sign-ups|submissions)|"
-            r"lead quality|(?:leads|demos) (?:from [\w-]+ )?(?:are|is) (?:garbage|junk)|\bjunk\b",
-        ),
-        (
-            "Duplicate conversions",
-            r"counted twice|double[- ]?count\w*|numbers are (?:all )?wrong|"
-            r"(?:way )?more (?:sales|conversions|orders) than|numbers? (?:now )?match|"
-            r"(?:doesn'?t|don'?t) match|conversion thing|inflated conversions",
-        ),
-        (
-            "Offline conversions not tracked",
-            r"(?:phone|offline|in-store|store) (?:bookings?|"
-            r"sales|orders|calls|conversions) (?:are |is )?(?:not tracked|invisible|untracked)|"
-            r"phone (?:bookings?|thing)|bookings over the phone|google has no idea",
-        ),
-        (
-            "Website calls not tracked",
-            r"website calls?|calls? (?:off|from) the website|"
-            r"call(?:s)? tracking gap",
-        ),
-        (
-            "Rising CPCs",
-            r"(?:clicks?|cpcs?) (?:are |is )?(?:getting|got) (?:expensive|pricier|more "
-            r"expensive)|cpcs? (?:are )?(?:up|rising|spik\w*|climbing)|clicks getting expensive",
-        ),
-        (
-            "Overspending",
-            r"spent (?:way )?more than|overspen\w*|credit card bill|more than i "
-            r"expected|budget (?:blew|blown)",
-        ),
-        ("PMax black box", r"black box|no visibility|can'?t (?:even )?see where"),
-        ("Price shoppers", r"price[- ]shoppers?|tire[- ]kickers?|bargain hunters"),
-        (
-            "Competitor bidding on brand",
-            r"bidding on (?:our|my|your) (?:name|brand)|competitor\w* "
-            r"(?:is |are |started )?bidding",
-        ),
-        (
-            "Tracking broken",
-            r"tracking (?:is )?(?:broken|not working|wrong)|conversions? "
-            r"(?:stopped|dropped to zero)",
-        ),
-        ("Disapproved ads", r"disapprov\w*|policy violation|suspended"),
-        (
-            "High CPA",
-            r"(?:cpa|cost per \w+) (?:is )?(?:way )?too (?:high|much)|too expensive|feels "
-            r"expensive|bucks per sale is|way too much",
-        ),
-    ]
-]
+#: Common ads problems: (topic id, regex over folded text, how to name it from the match).
+#: The name keeps the user's own words where they are a noun phrase ("junk demos").
+_PAIN_TOPIC_DEFS: list[tuple[str, str, Any]] = [
+    ("search_terms", r"irrelevant (?:search terms?|traffic|clicks|searches|queries|keywords)|"
+     r"search terms?|junk (?:traffic|clicks|searches|queries)|wasted? (?:spend|clicks)",
+     "Irrelevant search terms"),
+    ("junk_calls", r"(?:junk|spam|sales|robo|solicitor) ?calls?|solicitors?|people selling|"
+     r"sales pitch\w*|selling (?:me|us) (?:stuff|[\w ]{0,20}services|google listings)",
+     lambda m: "Junk sales calls" if "sales" in m else "Junk calls"),
+    ("lead_quality", r"(?:junk|bad|garbage|low[- ]quality|fake|spam|unqualified) (?:leads?|demos?|"
+     r"demo requests|enquiries|inquiries|form fills|signups|sign-ups|submissions)|lead quality|"
+     r"(?:leads|demos|enquiries) (?:from [\w-]+ )?(?:are|is) (?:garbage|junk)|\bjunk\b",
+     lambda m: _quality_name(m)),
+    ("double_counting", r"counted twice|double[- ]?count\w*|numbers are (?:all )?wrong|"
+     r"(?:way )?more (?:sales|conversions|orders) than|numbers? (?:now )?match|"
+     r"(?:doesn'?t|don'?t) match|conversion thing|inflated conversions",
+     "Duplicate conversions"),
+    ("offline_tracking", r"(?:phone|offline|in-store|store) (?:bookings?|sales|orders|calls|"
+     r"conversions|thing)|bookings? over the phone|(?:google|it) has no idea",
+     lambda m: _tracking_name(m)),
+    ("website_calls", r"website calls?|calls? (?:off|from) the website", "Website calls not tracked"),
+    ("rising_cpc", r"(?:clicks?|cpcs?) (?:are |is )?(?:getting|got) (?:expensive|pricier|more "
+     r"expensive)|cpcs? (?:are )?(?:up|rising|spik\w*|climbing)|clicks (?:are )?getting "
+     r"(?:pricier|expensive)", "Rising CPCs"),
+    ("overspend", r"spent (?:way )?more than|overspen\w*|credit card bill|more than i expected|"
+     r"budget (?:blew|blown)", "Overspending"),
+    ("black_box", r"(?:(?:pmax|performance max|smart bidding|google) is (?:such )?a )?black box|"
+     r"no visibility|can'?t (?:even )?see where", lambda m: _black_box_name(m)),
+    ("price_shoppers", r"price[- ]shoppers?|tire[- ]kickers?|bargain hunters", "Price shoppers"),
+    ("brand_bidding", r"bidding on (?:our|my|your) (?:name|brand)|competitors? (?:is |are |started )?"
+     r"bidding", "Competitor bidding on brand"),
+    ("tracking_broken", r"tracking (?:is )?(?:broken|not working|wrong)|conversions? (?:stopped|"
+     r"dropped to zero)", "Conversion tracking broken"),
+    ("disapprovals", r"disapprov\w*|policy violation|suspended", "Disapproved ads"),
+    ("high_cpa", r"(?:cpa|cost per \w+) (?:is )?(?:way )?too (?:high|much)|too expensive|feels "
+     r"expensive|bucks per sale is|way too much", "High CPA"),
+]  # fmt: skip
+_TOPIC_RES: dict[str, re.Pattern[str]] = {t: re.compile(rx) for t, rx, _n in _PAIN_TOPIC_DEFS}
 _WEAK_TERMS = set(
     """not tracked issue problem thing low quality high ads google campaign spend cost calls
     call search term terms conversion conversions report update budget max change changes
-    preference style""".split()
+    preference style junk""".split()
 )
 
 
-def _pain_topic(low: str) -> tuple[str, str] | None:
-    for name, rx in _PAIN_TOPICS:
-        m = rx.search(low)
+def _quality_name(m: str) -> str:
+    noun = re.search(r"leads?|demo requests|demos?|enquiries|inquiries|form fills|sign-?ups|"
+                     r"submissions", m)
+    n = noun.group(0) if noun else "leads"
+    n = n if n.endswith("s") else n + "s"
+    return f"Junk {n}"
+
+
+def _tracking_name(m: str) -> str:
+    if re.search(r"phone|bookings? over the phone", m):
+        what = re.search(r"bookings?|sales|orders|calls", m)
+        return f"Phone {what.group(0) if what else 'bookings'} not tracked".replace(
+            "booking not", "bookings not"
+        )
+    what = re.match(r"(offline|in-store|store) (\w+)", m)
+    return f"{what.group(0).capitalize()} not tracked" if what else "Offline conversions not tracked"
+
+
+def _black_box_name(m: str) -> str:
+    who = re.match(r"(pmax|performance max|smart bidding|google)", m)
+    if who:
+        label = {"pmax": "PMax", "performance max": "PMax"}.get(who.group(1), who.group(1).title())
+        return f"{label} black box"
+    return "Lack of visibility"
+
+
+def _pain_topic(low: str) -> tuple[str, str, str] | None:
+    """(topic id, name, matched words) of the first ads problem the text talks about."""
+    for tid, _rx, namer in _PAIN_TOPIC_DEFS:
+        m = _TOPIC_RES[tid].search(low)
         if m:
-            return name, m.group(0)
+            name = namer(m.group(0)) if callable(namer) else namer
+            return tid, name, m.group(0)
     return None
 
 
