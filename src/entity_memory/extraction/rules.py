@@ -1359,12 +1359,29 @@ class _Session:
     def find_preferences(self) -> None:
         for ui, u in enumerate(self.units):
             low = fold(u.text)
+            done: set[str] = set()
             for category, slot, rx, explicit in _PREFS:
                 m = rx.search(low)
                 if not m:
                     continue
-                name = slot(m, low) if callable(slot) else slot
-                name = self.reuse_pref(name, category)
+                if category in done:  # one preference per category and sentence
+                    for acc in self.out.values():
+                        if acc.type == "preference" and acc.metadata.get("category") == category:
+                            if u.text in " ".join(acc.lines):
+                                acc.add_alias(m.group(0))
+                    continue
+                if slot is _judge_slot and not m.group(0).startswith("judge"):
+                    msg = fold(self.messages[u.msg].content)
+                    if rx.search(msg) and re.search(r"judge \w+ (?:on|by)", msg):
+                        continue  # the explicit "judge ... on" sentence names it
+                nxt = ""
+                if ui + 1 < len(self.units) and self.units[ui + 1].msg == u.msg:
+                    nxt = self.units[ui + 1].text
+                name = slot(m, low, fold(nxt)) if callable(slot) else slot
+                if not name:
+                    continue
+                name = self.reuse_pref(name, rx, slot)
+                done.add(category)
                 if u.role != "user":
                     key = ("preference", normalize_name(name))
                     known_names = {
@@ -1395,12 +1412,19 @@ class _Session:
                         acc.add_line(reply)
                 acc.head = f"{acc.name} ({category}): {acc.metadata['value']}"
 
-    def reuse_pref(self, name: str, category: str) -> str:
+    def reuse_pref(self, name: str, rx: re.Pattern[str], slot: Any) -> str:
         """A stored preference for the same slot keeps its name when the value is revised."""
+        prefs = [k for k in self.known if k.type == "preference"]
+        for k in prefs:
+            for n in (k.name, *k.aliases):
+                m = rx.search(fold(n))
+                if m and (
+                    slot is not _cadence_slot
+                    or _cadence_slot(m, fold(n), "").split()[0] == name.split()[0]
+                ):
+                    return k.name
         norm_terms = set(tokenize(name)) - _WEAK_TERMS
-        for k in self.known:
-            if k.type != "preference":
-                continue
+        for k in prefs:
             kt = set(tokenize(k.name)) - _WEAK_TERMS
             for a in k.aliases:
                 kt |= set(tokenize(a)) - _WEAK_TERMS
@@ -1576,19 +1600,49 @@ _EXPLICIT_PREF = re.compile(
 )
 
 
-def _cadence_slot(m: re.Match[str], low: str) -> str:
-    if re.search(r"check[- ]?ins?|\bcall\b|meeting|sync", low):
-        return "Check-in cadence"
-    if re.search(r"\bupdates?\b", low) and not re.search(r"\breports?\b", low):
-        return "Update cadence"
+def _cadence_slot(m: re.Match[str], low: str, nxt: str) -> str:
+    for text in (m.group(0), low):
+        if re.search(r"\breports?\b|\bsend me\b", text):
+            return "Report cadence"
+        if re.search(r"check[- ]?ins?|\bcalls?\b|meeting|sync", text):
+            return "Check-in cadence"
+        if re.search(r"\bupdates?\b", text):
+            return "Update cadence"
     return "Report cadence"
 
 
-def _no_test_slot(m: re.Match[str], low: str) -> str:
+def _no_test_slot(m: re.Match[str], low: str, nxt: str) -> str:
     what = m.group("what").strip()
     what = re.sub(r"^(?:the|my|our)\s+", "", what)
     what = re.sub(r"\s+(?:campaign|one)$", "", what)
-    return f"No experiments on {what.title()}"
+    return f"Don't experiment on {what.title()}"
+
+
+def _pct_slot(template: str) -> Any:
+    def slot(m: re.Match[str], low: str, nxt: str) -> str:
+        n = re.search(r"\d+(?:\.\d+)?", m.group(0))
+        return template.format(n=n.group(0)) if n else template.format(n="").replace(" %", "")
+
+    return slot
+
+
+def _cc_slot(m: re.Match[str], low: str, nxt: str) -> str:
+    who = re.search(r"\bcc(?:'?d)? (\w+)|(\w+)(?:'s)? (?:gets )?cc'?d", low)
+    person = next((g for g in (who.groups() if who else ()) if g), "")
+    if person in {"me", "in", "on", "the", "everyone", "i", "you", "will", "is"}:
+        person = ""
+    return f"CC {person.title()} on reports" if person else "CC on reports"
+
+
+def _judge_slot(m: re.Match[str], low: str, nxt: str) -> str:
+    rest = low[m.end() :]
+    obj = re.split(r"[.,;!?]| not | rather than ", rest)[0].strip()
+    if not obj:
+        obj = re.split(r"[.,;!?]", nxt)[0].strip()
+    obj = re.sub(r"^(?:is|are|the)\s+", "", obj)
+    obj = " ".join(obj.split()[:8])
+    verb = "Judge on" if m.group(0).startswith("judge") else "Focus on"
+    return f"{verb} {obj}" if obj else ""
 
 
 _CADENCE = (
@@ -1641,7 +1695,7 @@ _PREFS: list[tuple[str, Any, re.Pattern[str], bool]] = [
             r"much|can we do a check[- ]?in",
             True,
         ),
-        ("reporting", "CC on reports", r"\bcc\b|\bcc'?d\b|copy (?:in|on) \w+", True),
+        ("reporting", _cc_slot, r"\bcc\b|\bcc'?d\b|copy (?:in|on) \w+", True),
         (
             "reporting",
             "Flag expected changes in reports",
@@ -1651,7 +1705,7 @@ _PREFS: list[tuple[str, Any, re.Pattern[str], bool]] = [
         ),
         (
             "risk",
-            "Max budget change per step",
+            _pct_slot("Max {n}% budget changes"),
             r"(?:never|don'?t|no) (?:move|change|raise|shift|"
             r"increase|cut)\w* (?:the )?budgets? by more than \d+ ?%|budget changes? (?:over|above|of "
             r"more than) \d+ ?%|\d+ ?% (?:at a time|at once|cap\b|rule)",
@@ -1666,7 +1720,7 @@ _PREFS: list[tuple[str, Any, re.Pattern[str], bool]] = [
         ),
         (
             "risk",
-            "Experiment budget cap",
+            _pct_slot("{n}% experiment cap"),
             r"experiments? (?:gets? |get )?(?:at most|max(?:imum)?|no "
             r"more than|capped at) \d+ ?%|\d+ ?% experiment cap",
             True,
@@ -1688,10 +1742,9 @@ _PREFS: list[tuple[str, Any, re.Pattern[str], bool]] = [
         ),
         (
             "analysis",
-            "Judge on business outcomes",
-            r"judge (?:everything|it|campaigns|us) on|all i "
-            r"care about|i (?:only )?care about|what matters (?:to me )?is|focus on [\w ]+ not|"
-            r"optimi[sz]e (?:for|to) [\w ]+ not",
+            _judge_slot,
+            r"judge (?:everything|it|campaigns|us|them|performance) (?:on|by)|all i "
+            r"care about(?: is)?|i (?:only )?care about|what matters (?:to me )?is",
             True,
         ),
     ]
