@@ -1,0 +1,205 @@
+"""Claude Code hooks: `entity-memory hook session-start|session-end|pre-compact|stop`.
+
+Claude Code runs a hook command with the event as JSON on stdin (`session_id`,
+`transcript_path`, `cwd`, `hook_event_name`, and `source` / `reason` / `trigger`).
+
+* `session-start` prints the `<entity_memory>` block for the project as SessionStart context:
+  `{"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": "..."}}`.
+  It gives up on the service `ENTITY_MEMORY_HOOK_TIMEOUT` seconds (default 0.7) after it
+  started.
+* `session-end`, `pre-compact` and `stop` hand the transcript to a detached background process
+  (`python -m entity_memory_client.cli extract ...`) and return at once; the service's
+  processed-session tracking makes re-sends cost nothing. `stop` fires after every response,
+  so it only starts an upload when the transcript grew since the last one it started.
+
+A hook never blocks or fails the session: whatever happens it exits 0, quickly; errors go to
+stderr and to the log file `ENTITY_MEMORY_HOOK_LOG` (default `~/.entity-memory/hooks.log`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+from . import settings as settings_mod
+
+#: The hook's whole budget, counted from the CLI's start: it stays under a second with
+#: Python's own start-up included.
+DEFAULT_TIMEOUT_S = 0.7
+_SAFE = re.compile(r"[^A-Za-z0-9._@+-]+")
+
+
+def log_path() -> Path:
+    explicit = os.environ.get("ENTITY_MEMORY_HOOK_LOG")
+    return Path(explicit) if explicit else settings_mod.home() / "hooks.log"
+
+
+def log(message: str, *, to_stderr: bool = True) -> None:
+    line = f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {message}"
+    if to_stderr:
+        print(f"entity-memory: {message}", file=sys.stderr)
+    try:
+        path = log_path()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write(line + "\n")
+    except OSError:
+        pass
+
+
+def read_payload() -> dict[str, Any]:
+    if sys.stdin is None or sys.stdin.isatty():
+        return {}
+    raw = sys.stdin.read()
+    if not raw.strip():
+        return {}
+    data = json.loads(raw)
+    return data if isinstance(data, dict) else {}
+
+
+def session_task(payload: dict[str, Any]) -> str:
+    """What a new session is about, as far as a hook can tell: the project it runs in."""
+    cwd = payload.get("cwd") or os.getcwd()
+    project = Path(str(cwd)).name or str(cwd)
+    task = os.environ.get("ENTITY_MEMORY_TASK")
+    return (
+        task
+        or f"Working on project {project} ({cwd}); recall relevant preferences, "
+        "pain points, decisions, campaigns and metrics."
+    )
+
+
+def session_start(payload: dict[str, Any], args: Any, started: float) -> None:
+    cfg = settings_mod.resolve(args.url, args.token, args.user)
+    if not cfg.user:
+        log("session-start: no user id configured (--user, ENTITY_MEMORY_USER or config file)")
+        return
+    timeout = float(os.environ.get("ENTITY_MEMORY_HOOK_TIMEOUT") or DEFAULT_TIMEOUT_S)
+    box: dict[str, Any] = {}
+
+    def fetch() -> None:
+        try:
+            from .client import EntityMemory  # httpx: imported within the budget
+
+            with EntityMemory(
+                cfg.url, cfg.token, user=cfg.user, timeout=timeout, max_retries=0
+            ) as mem:
+                box["result"] = mem.context(session_task(payload), limit=20, max_tokens=3000)
+        except Exception as exc:
+            box["error"] = exc
+
+    # httpx's timeout is per phase (connect, read, ...); this is the hook's whole budget.
+    worker = threading.Thread(target=fetch, daemon=True)
+    worker.start()
+    worker.join(max(0.05, timeout - (time.monotonic() - started)))
+    if worker.is_alive():
+        log(f"session-start: no answer from {cfg.url} within {timeout}s; no context added")
+        return
+    if "error" in box:
+        log(f"session-start: {cfg.url}: {box['error']}; no context added")
+        return
+    result = box["result"]
+    entities = result.get("entities") or []
+    if not entities:
+        return  # nothing remembered yet: add nothing to the session
+    output = {
+        "hookSpecificOutput": {
+            "hookEventName": "SessionStart",
+            "additionalContext": "Long-term memory of this user (entity-memory):\n"
+            + result["context"],
+        }
+    }
+    sys.stdout.write(json.dumps(output) + "\n")
+    sys.stdout.flush()
+
+
+def _state_file(session_id: str) -> Path:
+    return settings_mod.home() / "state" / f"{_SAFE.sub('-', session_id)[:100]}.json"
+
+
+def _grew(session_id: str, transcript: Path) -> bool:
+    """Whether the transcript changed since the last upload a hook started for the session."""
+    try:
+        st = transcript.stat()
+    except OSError:
+        return False
+    mark = {"size": st.st_size, "mtime": st.st_mtime_ns}
+    state = _state_file(session_id)
+    try:
+        if json.loads(state.read_text()) == mark:
+            return False
+    except (OSError, ValueError):
+        pass
+    try:
+        state.parent.mkdir(parents=True, exist_ok=True)
+        state.write_text(json.dumps(mark))
+    except OSError:
+        pass
+    return True
+
+
+def upload_in_background(payload: dict[str, Any], args: Any, event: str) -> None:
+    transcript = payload.get("transcript_path")
+    session_id = payload.get("session_id")
+    if not transcript or not session_id:
+        log(f"{event}: payload has no transcript_path or session_id; nothing to upload")
+        return
+    path = Path(str(transcript)).expanduser()
+    if not path.is_file():
+        log(f"{event}: transcript {path} does not exist")
+        return
+    if event == "stop" and not _grew(str(session_id), path):
+        return  # nothing new since the last upload: the cheap path
+    if event != "stop":
+        _grew(str(session_id), path)  # remember it, so the next Stop does not repeat it
+    session = _SAFE.sub("-", str(session_id)).strip("-.")[:128] or "session"
+    cmd = [sys.executable, "-m", "entity_memory_client.cli", "extract", "--quiet"]
+    for flag, value in (("--url", args.url), ("--token", args.token), ("--user", args.user)):
+        if value:
+            cmd += [flag, value]
+    cmd += ["--session", session, str(path)]
+    log_file = log_path()
+    log_file.parent.mkdir(parents=True, exist_ok=True)
+    with log_file.open("a", encoding="utf-8") as out:
+        out.write(
+            f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {event}: uploading "
+            f"{path} as session {session}\n"
+        )
+        out.flush()
+        subprocess.Popen(
+            cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=out,
+            start_new_session=True,
+            close_fds=True,
+            cwd=str(settings_mod.home()) if settings_mod.home().is_dir() else None,
+        )
+
+
+def run(event: str, args: Any, started: float | None = None) -> int:
+    """Run one hook; always 0 (a memory hook must never fail the user's session)."""
+    try:
+        payload = read_payload()
+        if event == "session-start":
+            session_start(payload, args, time.monotonic() if started is None else started)
+        else:
+            if event == "stop" and payload.get("stop_hook_active"):
+                return 0
+            upload_in_background(payload, args, event)
+    except Exception as exc:  # a memory hook must never fail the session
+        log(f"{event}: {type(exc).__name__}: {exc}")
+        try:
+            with log_path().open("a", encoding="utf-8") as fh:
+                fh.write(traceback.format_exc())
+        except OSError:
+            pass
+    return 0

@@ -1,0 +1,125 @@
+"""`entity-memory install claude-code [--project|--user]`: write the hooks into settings.json.
+
+The hooks are merged into `.claude/settings.json` (project, the default) or
+`~/.claude/settings.json` (`--user`; `$CLAUDE_CONFIG_DIR/settings.json` when that is set).
+Every other setting and every other hook is kept; our own entries (recognised by their
+`entity-memory hook` / `entity_memory_client` command) are replaced, so installing twice
+changes nothing. A settings file that is not valid JSON is left alone (exit 2).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+#: Claude Code event -> (our hook, matcher or None, timeout in seconds).
+HOOKS: dict[str, tuple[str, str | None, int]] = {
+    "SessionStart": ("session-start", "startup|resume|clear|compact", 10),
+    "PreCompact": ("pre-compact", "manual|auto", 10),
+    "Stop": ("stop", None, 10),
+    "SessionEnd": ("session-end", None, 10),
+}
+MARKERS = (
+    "entity-memory hook",
+    "entity_memory_client.cli hook",
+    'entity-memory" hook',
+    "entity-memory' hook",
+)
+
+
+def default_base_command() -> str:
+    """How a hook runs this CLI: the installed console script, else `python -m`."""
+    exe = shutil.which("entity-memory")
+    if exe:
+        return shlex.quote(exe)
+    script = Path(sys.executable).parent / "entity-memory"
+    if script.exists():
+        return shlex.quote(str(script))
+    return f"{shlex.quote(sys.executable)} -m entity_memory_client.cli"
+
+
+def settings_path(scope: str, project_dir: str | Path = ".") -> Path:
+    if scope == "user":
+        base = os.environ.get("CLAUDE_CONFIG_DIR")
+        return (Path(base) if base else Path.home() / ".claude") / "settings.json"
+    return Path(project_dir).resolve() / ".claude" / "settings.json"
+
+
+def is_ours(hook: Any) -> bool:
+    command = hook.get("command", "") if isinstance(hook, dict) else ""
+    return isinstance(command, str) and any(m in command for m in MARKERS)
+
+
+def merge_hooks(settings: dict[str, Any], base_command: str, user: str | None) -> dict[str, Any]:
+    """`settings` with our hooks replacing any earlier copy of them, everything else kept."""
+    hooks = settings.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise ValueError('"hooks" in the settings file is not an object')
+    suffix = f" --user {shlex.quote(user)}" if user else ""
+    for event, (name, matcher, timeout) in HOOKS.items():
+        groups = hooks.get(event) or []
+        if not isinstance(groups, list):
+            raise ValueError(f'"hooks.{event}" in the settings file is not a list')
+        kept = []
+        for group in groups:
+            if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+                others = [h for h in group["hooks"] if not is_ours(h)]
+                if not others:
+                    continue
+                group = {**group, "hooks": others}
+            kept.append(group)
+        ours: dict[str, Any] = {
+            "hooks": [
+                {
+                    "type": "command",
+                    "command": f"{base_command} hook {name}{suffix}",
+                    "timeout": timeout,
+                }
+            ]
+        }
+        if matcher is not None:
+            ours = {"matcher": matcher, **ours}
+        hooks[event] = [*kept, ours]
+    return settings
+
+
+def install_claude_code(
+    scope: str = "project",
+    project_dir: str | Path = ".",
+    base_command: str | None = None,
+    user: str | None = None,
+) -> Path:
+    path = settings_path(scope, project_dir)
+    if path.exists():
+        text = path.read_text(encoding="utf-8")
+        settings = json.loads(text) if text.strip() else {}
+        if not isinstance(settings, dict):
+            raise ValueError(f"{path} does not hold a JSON object")
+    else:
+        settings = {}
+    merged = merge_hooks(settings, base_command or default_base_command(), user)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".settings.", suffix=".json")
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        json.dump(merged, fh, indent=2, ensure_ascii=False)
+        fh.write("\n")
+    os.replace(tmp, path)
+    return path
+
+
+def run(args: Any) -> int:
+    try:
+        path = install_claude_code(
+            args.scope, args.dir, args.base_command, getattr(args, "memory_user", None)
+        )
+    except (ValueError, OSError) as exc:
+        print(f"entity-memory: not installed: {exc}", file=sys.stderr)
+        return 2
+    print(f"installed entity-memory hooks (SessionStart, PreCompact, Stop, SessionEnd) in {path}")
+    return 0

@@ -1,0 +1,148 @@
+"""`entity-memory` commands in subprocesses against the real local host: human output,
+`--json` shapes, exit codes, how the user id is chosen, and `forget`'s confirmation."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from entity_memory_client import EntityMemory
+
+from .conftest import run_cli
+
+pytestmark = pytest.mark.e2e
+
+ENTITIES = [
+    {
+        "type": "campaign",
+        "name": "Campaign Alpha",
+        "content": "Search campaign; target CPA $40",
+        "importance": 0.8,
+        "metadata": {"strategy": "target CPA", "budget": 150},
+    },
+    {
+        "type": "metric",
+        "name": "Alpha CPA",
+        "content": "Cost per acquisition of Campaign Alpha is $42",
+        "importance": 0.85,
+        "metadata": {"kpi": "CPA", "value": 42, "unit": "USD", "campaign": "Campaign Alpha"},
+    },
+    {
+        "type": "preference",
+        "name": "Numbers first",
+        "content": "Lead with numbers, short bullets",
+        "importance": 0.9,
+        "metadata": {"category": "reporting", "value": "numbers first", "confidence": 0.9},
+    },
+]
+
+
+def _seed(user: str) -> dict[str, str]:
+    with EntityMemory(user=user) as mem:
+        up = mem.upsert(ENTITIES, "seed")
+    return {r["type"]: r["id"] for r in up["results"]}
+
+
+def _json(done: subprocess.CompletedProcess[str]) -> Any:
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_read_commands_human_and_json(env: dict[str, str], user: str) -> None:
+    ids = _seed(user)
+    u = ["--user", user]
+
+    done = run_cli("context", *u, "--task", "Campaign Alpha budget", env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("<entity_memory>") and "Campaign Alpha" in done.stdout
+    ctx = _json(run_cli("context", *u, "--task", "alpha", "--json", "--explain", env=env))
+    assert set(ctx) >= {"context", "entities", "scores"}
+
+    done = run_cli("entities", *u, env=env)
+    assert done.returncode == 0 and "Numbers first" in done.stdout
+    listed = _json(run_cli("entities", *u, "--json", env=env))
+    assert listed["count"] == 3 and {e["type"] for e in listed["entities"]} == {
+        "campaign",
+        "metric",
+        "preference",
+    }
+    only = _json(run_cli("entities", *u, "--type", "metric", "--json", env=env))
+    assert [e["id"] for e in only["entities"]] == [ids["metric"]]
+
+    got = _json(run_cli("get", *u, "campaign", ids["campaign"], "--json", env=env))
+    assert got["name"] == "Campaign Alpha" and got["metadata"]["budget"] == 150
+    done = run_cli("get", *u, "campaign", ids["campaign"], env=env)
+    assert "Search campaign" in done.stdout
+
+    hist = _json(run_cli("history", *u, "campaign", ids["campaign"], "--json", env=env))
+    assert hist["type"] == "campaign" and hist["versions"][0]["version"] == 1
+    done = run_cli("history", *u, "campaign", ids["campaign"], env=env)
+    assert "v1" in done.stdout and "created" in done.stdout
+
+    changes = _json(run_cli("changes", *u, "--since", "0", "--json", env=env))
+    assert changes["since"] == 0 and changes["count"] == 3
+    done = run_cli("changes", *u, "--since", "0", env=env)
+    assert "campaign/" in done.stdout
+
+    trends = _json(run_cli("trends", *u, "--json", env=env))
+    assert set(trends) == {"metrics", "painPoints"} and trends["metrics"]
+    assert "metrics:" in run_cli("trends", *u, env=env).stdout
+
+    exported = _json(run_cli("export", *u, env=env))
+    assert exported["userId"] == user and len(exported["entities"]) == 3
+    assert len(exported["history"]) == 3
+
+    assert _json(run_cli("reindex", *u, "--json", env=env))["entries"] == 3
+
+    deleted = _json(run_cli("delete", *u, "metric", ids["metric"], "--json", env=env))
+    assert deleted == {"deleted": {"type": "metric", "id": ids["metric"]}}
+
+
+def test_errors_exit_1_with_the_api_code(env: dict[str, str], user: str) -> None:
+    done = run_cli("get", "--user", user, "campaign", "missing", "--json", env=env)
+    assert done.returncode == 1
+    assert json.loads(done.stderr)["error"]["code"] == "not_found"
+    done = run_cli("entities", "--user", "bad user!", env=env)
+    assert done.returncode == 1 and "invalid_id" in done.stderr
+    done = run_cli("entities", "--user", user, env={**env, "ENTITY_MEMORY_TOKEN": "nope"})
+    assert done.returncode == 1 and "unauthorized" in done.stderr
+
+
+def test_user_id_order_flag_env_config(env: dict[str, str], user: str, em_home: Path) -> None:
+    _seed(user)
+    # no user anywhere: a usage error naming the three ways
+    done = run_cli("entities", env=env)
+    assert done.returncode == 2 and "--user" in done.stderr and "ENTITY_MEMORY_USER" in done.stderr
+    # the config file
+    (em_home / "config.json").write_text(json.dumps({"user": user}))
+    assert _json(run_cli("entities", "--json", env=env))["count"] == 3
+    # the environment beats the config file
+    other = {**env, "ENTITY_MEMORY_USER": f"{user}-env"}
+    assert _json(run_cli("entities", "--json", env=other))["count"] == 0
+    # the flag beats both
+    assert _json(run_cli("entities", "--user", user, "--json", env=other))["count"] == 3
+    # ENTITY_MEMORY_CONFIG points at another file; url and token can live there too
+    cfg = em_home / "other.json"
+    cfg.write_text(json.dumps({"user": user, "url": env["ENTITY_MEMORY_URL"], "token": "x"}))
+    bare = {k: v for k, v in env.items() if k not in ("ENTITY_MEMORY_URL", "ENTITY_MEMORY_TOKEN")}
+    done = run_cli("entities", env={**bare, "ENTITY_MEMORY_CONFIG": str(cfg)})
+    assert done.returncode == 1 and "unauthorized" in done.stderr
+
+
+def test_forget_needs_confirmation(env: dict[str, str], user: str) -> None:
+    _seed(user)
+    # stdin is not a terminal (DEVNULL) and no --yes: refuse, erase nothing
+    done = run_cli("forget", "--user", user, env=env)
+    assert done.returncode == 2 and "--yes" in done.stderr
+    done = run_cli("forget", "--user", user, input="y\n", env=env)  # a pipe is no terminal
+    assert done.returncode == 2
+    with EntityMemory(user=user) as mem:
+        assert mem.list()["count"] == 3
+
+    forgot = _json(run_cli("forget", "--user", user, "--yes", "--json", env=env))
+    assert forgot["user"] == user and forgot["complete"] is True
+    with EntityMemory(user=user) as mem:
+        assert mem.list()["count"] == 0
