@@ -125,7 +125,7 @@ def _values(text: str) -> list[_Value]:
 
 _UNIT_OF = {"money": "USD", "pct": "%", "mult": "x", "num": "count"}
 
-# --- vocabulary -----------------------------------------------------------------------------------
+# --- vocabulary ----------------------------------------------------------------------------------
 
 _CHANNELS = (
     r"Search|Shopping|PMax|P-Max|Performance Max|Display|Video|YouTube|Discovery|Demand Gen"
@@ -136,7 +136,11 @@ _STRATEGY_RE = re.compile(
     r"\b(?P<s>manual cpc|enhanced cpc|ecpc|maxim[iu][sz]e conversion value|maxim[iu][sz]e "
     r"conversions|max conversions|maxim[iu][sz]e clicks|target cpa|tcpa|t-cpa|target roas|troas"
     r"|t-roas|target impression share)\b(?:\s*(?:at|of|=|is now|now|on the [\w ]+ conversion at)?"
-    r"\s*,?\s*(?P<v>\$\s?" + _NUM + r"[kK]?(?!\d|[,.]\d|\s?/\s?day| a day| per day)|" + _NUM + r"\s?%))?",
+    r"\s*,?\s*(?P<v>\$\s?"
+    + _NUM
+    + r"[kK]?(?!\d|[,.]\d|\s?/\s?day| a day| per day)|"
+    + _NUM
+    + r"\s?%))?",
     re.IGNORECASE,
 )
 _STRATEGY_NAMES = {
@@ -177,7 +181,7 @@ _DASHED_RE = re.compile(
     + _CAPW
     + r"(?: "
     + _CAPW
-    + r"){0,4}(?: [-–] "
+    + r"){0,4}(?: [-\u2013] "
     + _CAPW
     + r"(?: "
     + _CAPW
@@ -204,18 +208,18 @@ _CAMPAIGN_ATTR_RE = re.compile(
 
 
 def _clean_name(name: str) -> str:
-    words = name.strip(" -–|:,.").split()
+    words = name.strip(" -\u2013|:,.").split()
     while words and words[0].lower() in _LEAD_WORDS:
         words = words[1:]
-    while words and words[-1] in {"-", "–", "|"}:
+    while words and words[-1] in {"-", "\u2013", "|"}:
         words = words[:-1]
-    return " ".join(words).strip(" -–|")
+    return " ".join(words).strip(" -\u2013|")
 
 
 def _plausible_campaign(name: str) -> bool:
     if not name or len(name) > 80:
         return False
-    words = [w for w in re.split(r"[\s\-–|]+", name) if w]
+    words = [w for w in re.split(r"[\s\-\u2013|]+", name) if w]
     if not words:
         return False
     if all(w.lower() in _NOT_NAMES for w in words):
@@ -231,7 +235,7 @@ def short_name(campaign: str) -> str:
     """The campaign's everyday name: its first ` - ` segment, without a trailing "Search"
     (the default channel). "Trail Runners Search" -> "Trail Runners", "NB - AP Automation - US"
     -> "NB", "Standard Shopping - All Products" -> "Standard Shopping"."""
-    first = re.split(r"\s+[-–|]\s+", campaign.strip())[0]
+    first = re.split(r"\s+[-\u2013|]\s+", campaign.strip())[0]
     words = first.split()
     while len(words) > 1 and words[-1].lower() in _TYPE_SUFFIXES:
         words = words[:-1]
@@ -245,7 +249,7 @@ _TYPE_SUFFIXES = {"search", "campaign", "packages", "package", "replacement", "d
 def _campaign_aliases(name: str) -> list[str]:
     """Forms a campaign is called by in conversation, longest first."""
     out = [name]
-    segs = re.split(r"\s+[-–|]\s+", name.strip())
+    segs = re.split(r"\s+[-\u2013|]\s+", name.strip())
     short = short_name(name)
     out.append(short)
     if len(segs) > 1:
@@ -257,7 +261,12 @@ def _campaign_aliases(name: str) -> list[str]:
     if len(words) >= 3:
         out.append(" ".join(words[:2]))
     if len(words) >= 2:
-        if len(words[0]) >= 6 and words[0].lower() not in _GENERIC:
+        if (
+            len(words) == 2
+            and len(words[0]) >= 6
+            and words[0].lower() not in _GENERIC
+            and not re.fullmatch(_CHANNELS, words[1])
+        ):
             out.append(words[0])
         rest = words[1:]
         if len(rest) >= 2:
@@ -274,7 +283,11 @@ def _campaign_aliases(name: str) -> list[str]:
 
 # KPI lexicon: (pattern, label, value kinds allowed)
 _KPIS: list[tuple[str, str, tuple[str, ...]]] = [
-    (r"target cpa|tcpa|target roas|troas", "", ()),  # bid targets: campaign strategy, not a KPI
+    (
+        r"target cpa|tcpa|target roas|troas|manual cpc|enhanced cpc|maxim[iu][sz]e clicks",
+        "",
+        (),
+    ),  # bid targets: campaign strategy, not a KPI
     (
         r"lost (?:search )?impression share(?: (?:to|due to) (?:budget|rank))?",
         "lost impression share",
@@ -313,8 +326,12 @@ _KPIS: list[tuple[str, str, tuple[str, ...]]] = [
     ),
     (r"\b(?:LTV|lifetime value)\b", "lifetime value", ("money",)),
     (r"\bpipeline\b", "pipeline", ("money",)),
-    (r"\b(?:total|account|monthly|daily|ad|[a-z]+uary|march|april|may|june|july|august|september|"
-     r"october|november|december) spend\b(?! allowance)", "spend", ("money",)),
+    (
+        r"\b(?:total|account|monthly|daily|ad|[a-z]+uary|march|april|may|june|july|august|september|"
+        r"october|november|december) spend\b(?! allowance)",
+        "spend",
+        ("money",),
+    ),
 ]
 _KPI_RES = [(re.compile(p, re.IGNORECASE), label, kinds) for p, label, kinds in _KPIS]
 _COUNT_NOUNS = (
@@ -362,7 +379,7 @@ def _kpi_label(noun: str) -> str:
     return f"cost per {n}"
 
 
-# --- session model ---------------------------------------------------------------------------------
+# --- session model -------------------------------------------------------------------------------
 
 
 @dataclass
@@ -427,7 +444,22 @@ class _Acc:
         }
 
 
-_SENT_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9'\"$(\[])|(?<=[!?])\s+")
+_SENT_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Za-z0-9'\"$(\[~])")
+_ABBREV_END = re.compile(
+    r"(?:\b(?:vs|e\.g|i\.e|approx|avg|etc|mr|mrs|ms|dr|st|inc|ltd|no|wk|mo)\.|^\s*(?:[-*•]\s*)?"
+    r"\d+[.)]|\b[A-Z]\.)$",
+    re.IGNORECASE,
+)
+
+
+def _sentences(line: str) -> list[str]:
+    parts: list[str] = []
+    for part in _SENT_SPLIT.split(line):
+        if parts and _ABBREV_END.search(parts[-1]):
+            parts[-1] = f"{parts[-1]} {part}"
+        else:
+            parts.append(part)
+    return parts
 
 
 def _segment(messages: list[Message]) -> list[_Unit]:
@@ -437,8 +469,10 @@ def _segment(messages: list[Message]) -> list[_Unit]:
             if not line.strip():
                 continue
             pos = 0
-            for part in _SENT_SPLIT.split(line):
+            for part in _sentences(line):
                 idx = line.find(part, pos)
+                if idx < 0:
+                    idx = line.find(part.split()[0], pos) if part.split() else pos
                 pos = idx + len(part)
                 if part.strip():
                     units.append(_Unit(mi, m.role, li, part.strip(), max(idx, 0), line))
@@ -566,13 +600,13 @@ class _Session:
             return
         rx = re.compile(
             r"(?<![\w$])("
-            + "|".join(r"[\s\-–|]+".join(map(re.escape, p.split())) for p in pats)
+            + "|".join(r"[\s\-\u2013|]+".join(map(re.escape, p.split())) for p in pats)
             + r")(?![\w])",
             re.IGNORECASE,
         )
         words: dict[str, set[str]] = {}
         for key, c in self.campaigns.items():
-            for w in re.split(r"[\s\-–|]+", fold(c.name)):
+            for w in re.split(r"[\s\-\u2013|]+", fold(c.name)):
                 if len(w) >= 4 and w not in _GENERIC and w not in _NOT_NAMES:
                     words.setdefault(w, set()).add(key)
         for i, u in enumerate(self.units):
@@ -786,10 +820,15 @@ class _Session:
         chain: list[_Value] = []
         # value right before the KPI: "310% ROAS", "$1,768 spent"
         for vi, v in enumerate(vals):
-            if v.end <= kstart and kstart - v.end <= 3 and v.kind in kinds and vi not in used:
-                if re.fullmatch(r"[\s:]*(?:in\s)?", text[v.end : kstart]):
-                    used.add(vi)
-                    return [v]
+            if (
+                v.end <= kstart
+                and kstart - v.end <= 3
+                and v.kind in kinds
+                and vi not in used
+                and re.fullmatch(r"[\s:]*(?:in\s)?", text[v.end : kstart])
+            ):
+                used.add(vi)
+                return [v]
         pos = kend
         for vi, v in enumerate(vals):
             if v.start < pos:
@@ -800,7 +839,7 @@ class _Session:
                 break
             if any(rx.search(gap) for rx, lab, _k in _KPI_RES if lab):
                 break
-            if v.kind not in kinds:
+            if v.kind not in kinds or re.search(r"/|\b(?:a|per) (?:day|week|month)", v.text):
                 if chain:
                     break
                 continue
@@ -827,8 +866,11 @@ class _Session:
         short = short_name(cname) if cname else ""
         name = f"{short} {label}" if short else label[:1].upper() + label[1:]
         u = self.units[ui]
-        kpi = label if label.isupper() or len(label) <= 4 else label
-        meta: dict[str, Any] = {"kpi": kpi, "value": current.value, "unit": _UNIT_OF[current.kind]}
+        meta: dict[str, Any] = {
+            "kpi": label,
+            "value": current.value,
+            "unit": _UNIT_OF[current.kind],
+        }
         if cname:
             meta["campaign"] = cname
         primary = label in {"CPA", "ROAS"} or label.startswith("cost per")
@@ -1003,8 +1045,7 @@ class _Session:
         ):
             verb, rest = "done", re.sub(r"^(?:done|set up)[:,]\s*", "", t, flags=re.I)
         elif under_done or re.search(r"\b(?:is now|now on|now bids|stays on|is paused)\b", t):
-            if re.search(r"\b(?:now|stays|paused)\b", t) or under_done:
-                verb, rest = "done", t
+            verb, rest = "done", t
         if not verb:
             return
         if re.search(
@@ -1058,8 +1099,9 @@ class _Session:
             self.add_context(acc, u.msg)
             return
         if re.match(
-            r"^(?:ok|okay|yes|yep|yeah|sure|fine|agreed?|go|go ahead|do it|do both|sounds good|"
-            r"makes sense|let'?s do it|perfect)\b[\s,.!]*(?:do it|go|do both|let'?s do it)?[\s,.!]*$",
+            r"^(?:(?:ok|okay|yes|yep|yeah|sure|fine|agreed?|go|go ahead|do it|do both|sounds good|"
+            r"makes sense|let'?s do it|perfect|deal|great|please do|lets do that|do that)"
+            r"[\s,.!]*)+$",
             low,
         ) or re.match(r"^(?:ok|okay|yes|yeah)[, ]+(?:\$?\d+)[\s.!]*$", low):
             self.agreement(ui)
@@ -1089,8 +1131,8 @@ class _Session:
             if v.msg != prev:
                 continue
             pm = re.search(
-                r"\b(?:i'?d|i would|i suggest(?: we)?|i recommend|we could|let'?s|my suggestion is to)"
-                r"\s+(?P<rest>.+)",
+                r"\b(?:i'?d|i would|i suggest(?: we)?|i recommend|we could|let'?s|"
+                r"my suggestion is to)\s+(?P<rest>.+)",
                 v.text,
                 re.I,
             )
@@ -1213,9 +1255,18 @@ class _Session:
             if len(name) < 4:
                 return
         rationale = ""
-        rm = re.search(r"\b(?:because|since|so that|as|due to)\b\s+(.*)", sentence, re.I)
+        rm = re.search(r"\b(?:because|since|so that|due to)\b\s+(.*)", sentence, re.I)
         if rm:
             rationale = rm.group(1)
+        if not rationale and u.role == "assistant":
+            um = self.prev_role_msg(u.msg, "user")
+            rm = re.search(
+                r"\b(?:because|since|cause|i'?d rather|so that)\b\s+([^.!?]*)",
+                self.message_text(um),
+                re.I,
+            )
+            if rm:
+                rationale = rm.group(0)
         # "Logged why: ...", "Rationale logged: ..."
         for j in range(ui + 1, min(ui + 4, len(self.units))):
             w = self.units[j]
@@ -1256,13 +1307,18 @@ class _Session:
             um, am = mi, self.prev_role_msg(mi, "assistant")
         if um >= 0:
             acc.add_line(f"User: {self.message_text(um)[:400]}")
-        if am >= 0:
+        if am >= 0 and re.search(
+            r"\b(?:i'?d|i would|suggest|recommend|propos\w*|options?|could|should|plan)\b",
+            self.message_text(am),
+            re.I,
+        ):
             acc.add_line(f"Proposal: {self.message_text(am)[:500]}")
 
     # -- pain points --
 
     def find_pain_points(self) -> None:
         by_topic: dict[str, _Acc] = {}  # topic id (or fallback name) -> entity
+        last: tuple[int, _Acc] | None = None  # the topic of the previous sentence, per message
         for ui, u in enumerate(self.units):
             low = fold(u.text)
             topic = _pain_topic(low)
@@ -1271,6 +1327,9 @@ class _Session:
             seen = tid in by_topic if tid else False
             if u.role == "user":
                 marker = _PAIN_MARK.search(low) or re.search(r"[?!]{2,}|\b[A-Z]{4,}\b", u.text)
+                if marker and not (topic or known_name) and last and last[0] == u.msg:
+                    self.pain_update(last[1], ui, u, low)  # "... again. third time I'm asking"
+                    continue
                 resolved = _RESOLVED.search(low)
                 if not (marker or ((resolved or seen) and (topic or known_name))):
                     continue
@@ -1295,10 +1354,16 @@ class _Session:
                     "pain_point",
                     name,
                     0.7,
-                    {"severity": "medium", "frequency": 1, "resolved": False, "relatedCampaigns": []},
+                    {
+                        "severity": "medium",
+                        "frequency": 1,
+                        "resolved": False,
+                        "relatedCampaigns": [],
+                    },
                 )
                 by_topic[key] = acc
             self.pain_update(acc, ui, u, low)
+            last = (u.msg, acc)
             if topic:
                 acc.add_alias(topic[2])
         # the agent's explanation: sentences on the same topic anywhere in the session
@@ -1366,9 +1431,12 @@ class _Session:
                     continue
                 if category in done:  # one preference per category and sentence
                     for acc in self.out.values():
-                        if acc.type == "preference" and acc.metadata.get("category") == category:
-                            if u.text in " ".join(acc.lines):
-                                acc.add_alias(m.group(0))
+                        if (
+                            acc.type == "preference"
+                            and acc.metadata.get("category") == category
+                            and u.text in " ".join(acc.lines)
+                        ):
+                            acc.add_alias(m.group(0))
                     continue
                 if slot is _judge_slot and not m.group(0).startswith("judge"):
                     msg = fold(self.messages[u.msg].content)
@@ -1377,7 +1445,7 @@ class _Session:
                 nxt = ""
                 if ui + 1 < len(self.units) and self.units[ui + 1].msg == u.msg:
                     nxt = self.units[ui + 1].text
-                name = slot(m, low, fold(nxt)) if callable(slot) else slot
+                name = slot(m, low, nxt) if callable(slot) else slot
                 if not name:
                     continue
                 name = self.reuse_pref(name, rx, slot)
@@ -1392,7 +1460,14 @@ class _Session:
                     importance = 0.5
                 else:
                     importance = 0.9 if explicit or _EXPLICIT_PREF.search(low) else 0.7
-                value = " ".join(u.text.split())[:480]
+                value = " ".join(u.text.split())
+                if (
+                    u.role == "user"
+                    and nxt
+                    and not any(r.search(fold(nxt)) for _c, _s, r, _e in _PREFS)
+                ):
+                    value = f"{value} {nxt}"
+                value = value[:480]
                 acc = self.acc(
                     "preference",
                     name,
@@ -1466,7 +1541,7 @@ def _status_of(text: str) -> str | None:
     return None
 
 
-# --- pain point vocabulary --------------------------------------------------------------------------
+# --- pain point vocabulary -----------------------------------------------------------------------
 
 _PAIN_MARK = re.compile(
     r"\b(?:ugh|argh|annoy\w*|drives? me (?:nuts|crazy|mad)|bugs? me|bugging|frustrat\w*|sick of|"
@@ -1516,9 +1591,11 @@ _PAIN_TOPIC_DEFS: list[tuple[str, str, Any]] = [
      r"(?:doesn'?t|don'?t) match|conversion thing|inflated conversions",
      "Duplicate conversions"),
     ("offline_tracking", r"(?:phone|offline|in-store|store) (?:bookings?|sales|orders|calls|"
-     r"conversions|thing)|bookings? over the phone|(?:google|it) has no idea",
+     r"conversions|thing)|(?:bookings?|sales|orders|leads)(?: \w+){0,3} (?:over|by) the phone|"
+     r"(?:google|it) has no idea",
      lambda m: _tracking_name(m)),
-    ("website_calls", r"website calls?|calls? (?:off|from) the website", "Website calls not tracked"),
+    ("website_calls", r"website calls?|calls? (?:off|from) the website",
+     "Website calls not tracked"),
     ("rising_cpc", r"(?:clicks?|cpcs?) (?:are |is )?(?:getting|got) (?:expensive|pricier|more "
      r"expensive)|cpcs? (?:are )?(?:up|rising|spik\w*|climbing)|clicks (?:are )?getting "
      r"(?:pricier|expensive)", "Rising CPCs"),
@@ -1527,8 +1604,8 @@ _PAIN_TOPIC_DEFS: list[tuple[str, str, Any]] = [
     ("black_box", r"(?:(?:pmax|performance max|smart bidding|google) is (?:such )?a )?black box|"
      r"no visibility|can'?t (?:even )?see where", lambda m: _black_box_name(m)),
     ("price_shoppers", r"price[- ]shoppers?|tire[- ]kickers?|bargain hunters", "Price shoppers"),
-    ("brand_bidding", r"bidding on (?:our|my|your) (?:name|brand)|competitors? (?:is |are |started )?"
-     r"bidding", "Competitor bidding on brand"),
+    ("brand_bidding", r"bidding on (?:our|my|your) (?:name|brand)|competitors? "
+     r"(?:is |are |started )?bidding", "Competitor bidding on brand"),
     ("tracking_broken", r"tracking (?:is )?(?:broken|not working|wrong)|conversions? (?:stopped|"
      r"dropped to zero)", "Conversion tracking broken"),
     ("disapprovals", r"disapprov\w*|policy violation|suspended", "Disapproved ads"),
@@ -1544,21 +1621,26 @@ _WEAK_TERMS = set(
 
 
 def _quality_name(m: str) -> str:
-    noun = re.search(r"leads?|demo requests|demos?|enquiries|inquiries|form fills|sign-?ups|"
-                     r"submissions", m)
+    noun = re.search(
+        r"leads?|demo requests|demos?|enquiries|inquiries|form fills|sign-?ups|"
+        r"submissions",
+        m,
+    )
     n = noun.group(0) if noun else "leads"
     n = n if n.endswith("s") else n + "s"
     return f"Junk {n}"
 
 
 def _tracking_name(m: str) -> str:
-    if re.search(r"phone|bookings? over the phone", m):
+    if re.search(r"phone", m):
         what = re.search(r"bookings?|sales|orders|calls", m)
         return f"Phone {what.group(0) if what else 'bookings'} not tracked".replace(
             "booking not", "bookings not"
         )
     what = re.match(r"(offline|in-store|store) (\w+)", m)
-    return f"{what.group(0).capitalize()} not tracked" if what else "Offline conversions not tracked"
+    return (
+        f"{what.group(0).capitalize()} not tracked" if what else "Offline conversions not tracked"
+    )
 
 
 def _black_box_name(m: str) -> str:
@@ -1592,7 +1674,7 @@ def _fallback_pain_name(text: str) -> str | None:
     return None
 
 
-# --- preference vocabulary --------------------------------------------------------------------------
+# --- preference vocabulary -----------------------------------------------------------------------
 
 _EXPLICIT_PREF = re.compile(
     r"\b(?:i prefer|i'?d prefer|i'?d rather|i want|i need|please|pls|always|never|don'?t ever|"
@@ -1638,7 +1720,9 @@ def _judge_slot(m: re.Match[str], low: str, nxt: str) -> str:
     rest = low[m.end() :]
     obj = re.split(r"[.,;!?]| not | rather than ", rest)[0].strip()
     if not obj:
-        obj = re.split(r"[.,;!?]", nxt)[0].strip()
+        after = re.sub(r"^[\s.,;:!?-]+", "", rest) or nxt
+        obj = re.split(r"[.,;!?]", after)[0].strip()
+    obj = re.sub(r"\bsqls\b", "SQLs", re.sub(r"\bsql\b", "SQL", obj))
     obj = re.sub(r"^(?:is|are|the)\s+", "", obj)
     obj = " ".join(obj.split()[:8])
     verb = "Judge on" if m.group(0).startswith("judge") else "Focus on"
@@ -1691,8 +1775,8 @@ _PREFS: list[tuple[str, Any, re.Pattern[str], bool]] = [
             + r"|"
             + _CADENCE
             + r"[^.?!]{0,30}"
-            r"\b(?:reports?|updates?|check[- ]?ins?|summary|recap)\b|check[- ]?ins? (?:are|is) a bit "
-            r"much|can we do a check[- ]?in",
+            r"\b(?:reports?|updates?|check[- ]?ins?|summary|recap)\b|"
+            r"check[- ]?ins? (?:are|is) a bit much|can we do a check[- ]?in",
             True,
         ),
         ("reporting", _cc_slot, r"\bcc\b|\bcc'?d\b|copy (?:in|on) \w+", True),
@@ -1707,8 +1791,9 @@ _PREFS: list[tuple[str, Any, re.Pattern[str], bool]] = [
             "risk",
             _pct_slot("Max {n}% budget changes"),
             r"(?:never|don'?t|no) (?:move|change|raise|shift|"
-            r"increase|cut)\w* (?:the )?budgets? by more than \d+ ?%|budget changes? (?:over|above|of "
-            r"more than) \d+ ?%|\d+ ?% (?:at a time|at once|cap\b|rule)",
+            r"increase|cut)\w* (?:the )?budgets? by more than \d+ ?%|"
+            r"budget changes? (?:over|above|of more than) \d+ ?%|"
+            r"\d+ ?% (?:at a time|at once|cap\b|rule)",
             True,
         ),
         (
@@ -1736,8 +1821,9 @@ _PREFS: list[tuple[str, Any, re.Pattern[str], bool]] = [
         (
             "risk",
             _no_test_slot,
-            r"(?:don'?t|do not|never) (?:experiment|test|mess) (?:with|on) "
-            r"(?P<what>(?:the |my |our )?[a-z0-9-]+(?: [a-z0-9-]+)?? ?(?:campaign|one)?)\b",
+            r"(?:don'?t|do not|never) (?:experiment|test|mess)(?: anything| stuff| around)? "
+            r"(?:with|on) (?P<what>(?:the |my |our )?[a-z0-9-]+(?: [a-z0-9-]+)?? ?"
+            r"(?:campaign|one)?)\b",
             True,
         ),
         (
