@@ -235,13 +235,19 @@ def short_name(campaign: str) -> str:
     """The campaign's everyday name: its first ` - ` segment, without a trailing "Search"
     (the default channel). "Trail Runners Search" -> "Trail Runners", "NB - AP Automation - US"
     -> "NB", "Standard Shopping - All Products" -> "Standard Shopping"."""
-    first = re.split(r"\s+[-\u2013|]\s+", campaign.strip())[0]
+    segs = re.split(r"\s+[-\u2013|]\s+", campaign.strip())
+    first = segs[0]
+    if len(segs) > 1 and re.fullmatch(_CHANNEL_TYPES, first, re.IGNORECASE):
+        first = segs[1]  # "Demand Gen - Retargeting" -> "Retargeting"
     words = first.split()
     while len(words) > 1 and words[-1].lower() in _TYPE_SUFFIXES:
         words = words[:-1]
     return " ".join(words) or campaign
 
 
+_CHANNEL_TYPES = (
+    r"Search|Shopping|PMax|P-Max|Performance Max|Display|Video|YouTube|Discovery|Demand Gen|App"
+)
 #: Trailing words that say what kind of campaign it is, not which one.
 _TYPE_SUFFIXES = {"search", "campaign", "packages", "package", "replacement", "deals", "offers"}
 
@@ -289,7 +295,8 @@ _KPIS: list[tuple[str, str, tuple[str, ...]]] = [
         (),
     ),  # bid targets: campaign strategy, not a KPI
     (
-        r"lost (?:search )?impression share(?: (?:to|due to) (?:budget|rank))?",
+        r"lost (?:search )?impression share(?: (?:to|due to) (?:budget|rank))?|(?:search )?"
+        r"impression share (?:lost )?(?:to|due to) (?:budget|rank)",
         "lost impression share",
         ("pct",),
     ),
@@ -312,10 +319,18 @@ _KPIS: list[tuple[str, str, tuple[str, ...]]] = [
         "{noun} rate",
         ("pct",),
     ),
+    (
+        r"(?P<noun>leads|enquiries|inquiries|clicks|calls|bookings|demos|sqls|signups|sign-ups) "
+        r"(?:now )?(?:run|cost|costing|are costing|come in at)",
+        "cost per {noun}",
+        ("money",),
+    ),
+    (r"(?P<noun>junk|spend|budget|traffic|mobile|brand|non-brand) share", "{noun} share", ("pct",)),
     (r"\bmargins?\b", "margin", ("money", "pct")),
     (r"\bAOV\b|average order value", "average order value", ("money",)),
     (
-        r"(?:avg\.? |average )(?P<noun>booking|order|job|sale|deal)(?: value| size)?",
+        r"(?:avg\.? |average )(?P<noun>booking|order|job|sale|deal)(?: value| size)?|"
+        r"(?P<noun2>booking|order|job|sale|deal)s averaging",
         "average {noun} value",
         ("money",),
     ),
@@ -341,8 +356,8 @@ _COUNT_NOUNS = (
 _COUNTABLE = re.compile(r"^(?:" + _COUNT_NOUNS + r")$", re.IGNORECASE)
 _PER_NOUN_RE = re.compile(
     r"\s*(?:per|a|an|/|for each|each)\s*(?P<noun>lead|enquiry|inquiry|demo|sql|booking|call|sale"
-    r"|order|conversion|acquisition|purchase|customer|click|install|signup|sign-up|trial"
-    r"|appointment|job|mql)\b",
+    r"|order|conversion|acquisition|purchase|customer|click|signup|sign-up|trial"
+    r"|appointment|mql)\b",
     re.IGNORECASE,
 )
 _PREV_MARK = re.compile(
@@ -368,6 +383,20 @@ def _singular(noun: str) -> str:
     if n.endswith("s") and not n.endswith("ss") and len(n) > 3:
         return n[:-1]
     return n
+
+
+def _format_label(label: str, m: re.Match[str]) -> str:
+    """A KPI label with the nouns the pattern captured: "cost per {noun}" -> "cost per demo"."""
+    if "{noun" not in label:
+        return label
+    gd = m.groupdict()
+    noun = (gd.get("noun") or gd.get("noun2") or "").lower()
+    if not noun or noun == "thousand":
+        return ""
+    if label.startswith("cost per"):
+        return _kpi_label(noun)
+    lab = label.format(noun=noun, noun2=(gd.get("noun2") or "").lower())
+    return re.sub(r"\bsqls?\b", "SQL", lab, flags=re.I)
 
 
 def _kpi_label(noun: str) -> str:
@@ -510,6 +539,8 @@ class _Session:
         self.out: dict[tuple[str, str], _Acc] = {}
         self.campaigns: dict[str, _Campaign] = {}
         self.mentions: list[list[tuple[int, int, str]]] = []  # per unit: (start, end, campaign)
+        self.mention_rx: re.Pattern[str] | None = None
+        self.alias_to: dict[str, str] = {}
 
     # -- plumbing --
 
@@ -596,9 +627,10 @@ class _Session:
                 alias_to.setdefault(normalize_name(a), key)
         pats = sorted(alias_to, key=len, reverse=True)
         self.mentions = [[] for _ in self.units]
+        self.alias_to = alias_to
         if not pats:
             return
-        rx = re.compile(
+        rx = self.mention_rx = re.compile(
             r"(?<![\w$])("
             + "|".join(r"[\s\-\u2013|]+".join(map(re.escape, p.split())) for p in pats)
             + r")(?![\w])",
@@ -647,6 +679,13 @@ class _Session:
             return rows[1:] if is_campaign else []
         return rows
 
+    def find_campaign(self, text: str) -> str | None:
+        """The first campaign named in `text` (any alias), as its key."""
+        if self.mention_rx is None:
+            return None
+        m = self.mention_rx.search(fold(text))
+        return self.alias_to.get(normalize_name(m.group(1))) if m else None
+
     def campaign_at(self, ui: int, pos: int) -> str | None:
         """The campaign a value at `pos` in unit `ui` belongs to: the nearest mention before
         it in the same line, else after it in the same sentence, else the line's heading."""
@@ -673,8 +712,11 @@ class _Session:
                 if v.msg != u.msg:
                     break
                 if v.line != u.line and not re.match(r"^\s*(?:[-*•|]|\d+[.)])", v.line_text):
-                    if v.line_text.rstrip().endswith(":") and self.mentions[j]:
-                        return self.mentions[j][-1][2]
+                    if v.line_text.rstrip().endswith(":"):
+                        if self.mentions[j]:
+                            return self.mentions[j][-1][2]
+                        if u.role == "assistant":  # "It worked. Four weeks on tCPA:"
+                            return self.context_campaign(u.msg, user_only=True)
                     break
         # an answer about the one campaign the user just asked about
         if u.role == "assistant" and not any(
@@ -750,14 +792,42 @@ class _Session:
         for ui, u in enumerate(self.units):
             if u.line_text.lstrip().startswith("|"):
                 continue
-            self.metrics_in(ui, u.text)
+            if not self.metrics_in(ui, u.text) and u.role == "assistant":
+                self.answered_metric(ui)
         for mi, m in enumerate(self.messages):
             self.metrics_in_table(mi, m.content)
 
-    def metrics_in(self, ui: int, text: str) -> None:
+    def answered_metric(self, ui: int) -> None:
+        """A reply that gives a value without naming the KPI the user just asked about:
+        "Match rate?" -> "92% for the last two weeks"; "demo-to-SQL by campaign?" -> bullets."""
+        u = self.units[ui]
+        first = next(i for i, v in enumerate(self.units) if v.msg == u.msg)
+        is_bullet = bool(re.match(r"^\s*(?:[-*•]|\d+[.)])", u.line_text))
+        if ui != first and not is_bullet:
+            return
+        um = self.prev_role_msg(u.msg, "user")
+        if um < 0 or um != u.msg - 1:
+            return
+        asked: list[tuple[str, tuple[str, ...]]] = []
+        question = self.messages[um].content
+        for rx, label, kinds in _KPI_RES:
+            for km in rx.finditer(question):
+                lab = _format_label(label, km) if label else ""
+                if lab and all(lab != a for a, _k in asked):
+                    asked.append((lab, kinds))
+        if len(asked) != 1 or _values(question):
+            return
+        label, kinds = asked[0]
+        for v in _values(u.text):
+            if v.kind in kinds and not re.search(r"/|\b(?:a|per) (?:day|week|month)", v.text):
+                camp = self.campaign_at(ui, v.start)
+                self.add_metric(ui, label, camp, [v], u.text)
+                return
+
+    def metrics_in(self, ui: int, text: str) -> bool:
         vals = _values(text)
         if not vals:
-            return
+            return False
         used: set[int] = set()
         hits: list[tuple[str, int, list[_Value]]] = []
         # "$68 per lead", "52 bucks per sale", "$0.90 a click"
@@ -783,17 +853,9 @@ class _Session:
                 taken.append((km.start(), km.end()))
                 if not label:
                     continue
-                lab = label
-                if "{noun}" in lab:
-                    gd = km.groupdict()
-                    noun = gd.get("noun") or ""
-                    if "cost per" in lab:
-                        if noun.lower() in {"click", "clicks", "thousand"}:
-                            continue
-                        lab = _kpi_label(noun)
-                    else:
-                        lab = lab.format(noun=noun.lower(), noun2=(gd.get("noun2") or "").lower())
-                        lab = re.sub(r"\bsqls?\b", "SQL", lab, flags=re.I)
+                lab = _format_label(label, km)
+                if not lab:
+                    continue
                 chain = self.value_chain(text, km.start(), km.end(), vals, used, kinds)
                 if chain:
                     hits.append((lab, km.start(), chain))
@@ -807,6 +869,7 @@ class _Session:
         for label, pos, chain in hits:
             camp = self.campaign_at(ui, pos)
             self.add_metric(ui, label, camp, chain, text)
+        return bool(hits)
 
     def value_chain(
         self,
@@ -917,18 +980,7 @@ class _Session:
                 label = self.table_label(re.sub(r"\(.*?\)", "", label_cell))
                 if not label:
                     continue
-                camp = None
-                pm = re.search(r"\((.*?)\)", label_cell)
-                if pm:
-                    key = normalize_name(pm.group(1))
-                    camp = next(
-                        (
-                            k
-                            for k, c in self.campaigns.items()
-                            if key in map(normalize_name, c.aliases)
-                        ),
-                        None,
-                    )
+                camp = self.find_campaign(label_cell)
                 if camp is None:
                     camp = self.context_campaign(mi)
                 vals = [v for cell in row[1:] for v in _values(cell)]
@@ -941,14 +993,7 @@ class _Session:
         for rx, label, _kinds in _KPI_RES:
             m = rx.search(col)
             if m and label:
-                if "{noun}" in label:
-                    gd = m.groupdict()
-                    noun = gd.get("noun") or ""
-                    if "cost per" in label:
-                        return _kpi_label(noun)
-                    lab = label.format(noun=noun.lower(), noun2=(gd.get("noun2") or "").lower())
-                    return re.sub(r"\bsqls?\b", "SQL", lab, flags=re.I)
-                return label
+                return _format_label(label, m)
         return None
 
     def add_metric_table(
