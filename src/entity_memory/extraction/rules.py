@@ -1104,7 +1104,7 @@ class _Session:
         t = u.text
         low = fold(t)
         m = re.search(
-            r"(?:^|[.,;!]\s*|\band\s+|\bthen\s+|\bso\s+)(?:(?:ok|okay|yes|yeah|fine|alright|sure)"
+            r"(?:^|[.,;!]\s*|\b(?:and|then|so|but)\s+)(?:(?:ok|okay|yes|yeah|fine|alright|sure)"
             r"[,.!]?\s*)?(?:let'?s|we'?ll|we will|we should|go ahead and|please|pls|can you|"
             r"can we|just)?\s*(?P<verb>pause|resume|restart|launch|switch|move|raise|increase|"
             r"lower|reduce|cut|add|exclude|block|cap|turn (?:it |that )?(?:back )?(?:on|off)|"
@@ -1128,6 +1128,9 @@ class _Session:
         )
         if d:
             phrase = t[d.start() : d.end()]
+            last = self.last_campaign_before(ui)
+            if last and re.search(r"\b(?:it|them)\b", phrase):
+                phrase = re.sub(r"\b(?:it|them)\b", self.campaigns[last].name, phrase, count=1)
             name = phrase[:1].upper() + phrase[1:]
             acc = self.acc(
                 "decision",
@@ -1199,6 +1202,7 @@ class _Session:
 
     def make_decision(self, ui: int, verb: str, rest: str, sentence: str, executed: bool) -> None:
         u = self.units[ui]
+        rest = re.sub(r"^[\s:,-]+", "", rest)
         low_rest = fold(rest)
         camps = self.affected(ui, sentence)
         if not camps and re.search(r"\b(?:it|that|this one|them)\b", low_rest[:20] + " "):
@@ -1249,8 +1253,9 @@ class _Session:
         ):
             label = _strategy_label(strat[-1])
             tgt = "tCPA" if label == "Target CPA" else "tROAS"
-            um = self.prev_role_msg(u.msg + 1, "user")
-            around = fold(sentence + " " + self.message_text(um))
+            around = fold(
+                " ".join([sentence] + [self.message_text(j) for j in range(u.msg - 3, u.msg + 1)])
+            )
             if re.search(r"\b(?:tighten|lower|reduce|drop|decrease|cut)\w*", around):
                 canon = "Lower"
             elif re.search(r"\b(?:loosen|raise|increase)\w*", around):
@@ -1283,9 +1288,29 @@ class _Session:
             ):
                 name = f"Cap account spend at ${amount}/day"
             else:
+                if canon in {"Set", ""} and camp:
+                    prior = self.prior_budget(ui, camp, amount)
+                    new = _parse_number(amount) or 0.0
+                    around = fold(
+                        " ".join(self.message_text(j) for j in range(u.msg - 2, u.msg + 1))
+                    )
+                    up = re.search(r"\b(?:raise|increase|bump|more budget|double)\w*", around)
+                    down = re.search(r"\b(?:lower|reduce|drop|decrease|cut|trim)\w*", around)
+                    if prior is not None:
+                        canon = "Raise" if new > prior else "Lower"
+                    elif bool(up) != bool(down):
+                        canon = "Raise" if up else "Lower"
                 name = f"{canon or 'Set'} {target} to ${amount}/day"
         elif canon == "Pause" and not camp:
             return
+        if (
+            strat
+            and budget
+            and camp
+            and name.startswith("Switch")
+            and not re.search(r"\b(?:stays?|remains?|keep|kept)\b[^.]*\$", sentence, re.I)
+        ):
+            self.make_decision(ui, "set", f"budget to ${budget[-1]}/day", sentence, executed)
         if not name:
             if not executed and not canon:
                 return
@@ -1293,9 +1318,10 @@ class _Session:
             words = phrase.split()[:7]
             if not words:
                 return
-            lead = canon or verb.capitalize()
-            if lead.lower() == "done":
-                lead = ""
+            words = [w for w in words if w.lower() not in {"the", "a", "an"}]
+            lead = "" if verb == "done" else verb.capitalize()
+            if camp and words and words[0].lower() in {"it", "that", "them"}:
+                words[0] = short_name(camp)
             name = f"{lead} {' '.join(words)}".strip(" ,-")
             if len(name) < 4:
                 return
@@ -1343,6 +1369,24 @@ class _Session:
             acc.add_alias("negatives")
             acc.add_alias("negative keywords")
 
+    def prior_budget(self, ui: int, camp: str, amount: str) -> float | None:
+        """The campaign's daily budget as stated before this sentence (`from $120 to $180/day`
+        in the same sentence counts), if it differs from the new amount."""
+        new = _parse_number(amount)
+        key = normalize_name(camp)
+        for j in range(ui, -1, -1):
+            text = self.units[j].text
+            if j < ui and key not in {k for _s, _e, k in self.mentions[j]}:
+                continue
+            found = re.findall(
+                r"\$\s?(" + _NUM + r")(?:\s?(?:/\s?day|a day|per day)|\s+to\s+\$)", text
+            )
+            for f in reversed(found):
+                v = _parse_number(f)
+                if v is not None and v != new:
+                    return v
+        return None
+
     def add_context(self, acc: _Acc, mi: int) -> None:
         """The user's words and the agent's proposal around a decision, for its rationale."""
         if self.messages[mi].role == "assistant":
@@ -1352,6 +1396,11 @@ class _Session:
             um, am = mi, self.prev_role_msg(mi, "assistant")
         if um >= 0:
             acc.add_line(f"User: {self.message_text(um)[:400]}")
+            if len(self.message_text(um)) < 40:  # "yes" to a proposal: what led to it
+                am = self.prev_role_msg(um, "assistant")
+                earlier = self.prev_role_msg(am, "user") if am >= 0 else -1
+                if earlier >= 0:
+                    acc.add_line(f"User earlier: {self.message_text(earlier)[:300]}")
         if am >= 0 and re.search(
             r"\b(?:i'?d|i would|suggest|recommend|propos\w*|options?|could|should|plan)\b",
             self.message_text(am),
