@@ -1083,6 +1083,24 @@ class _Session:
         )
         rest = ""
         verb = ""
+        if re.fullmatch(r"(?:all )?done[.!]?", t.strip(), re.I):
+            um = self.prev_role_msg(u.msg, "user")
+            if um >= 0 and _is_agreement(self.message_text(um)):
+                return  # "do it" -> "Done.": the agreed proposal becomes the decision
+            nxt = ui + 1
+            if nxt < len(self.units) and self.units[nxt].msg == u.msg:
+                nt = self.units[nxt].text
+                if not _ACTION_START.match(nt):
+                    self.make_decision(nxt, "done", nt, nt, executed=True)
+            return
+        restated = re.search(
+            r"\b(?:has been|had been|was|were|we|i|you) paused\b|\bkeep [\w -]{2,40} paused\b",
+            t,
+            re.I,
+        )
+        if restated and not m:
+            self.make_decision(ui, "paused", t, t, executed=True, importance=0.5)
+            return
         if m:
             verb, rest = m.group("verb").lower(), m.group("rest")
         elif re.match(r"^(?:done|set up)[:,]\s*\S", t, re.I) and not re.match(
@@ -1146,25 +1164,18 @@ class _Session:
             acc.add_line(t)
             self.add_context(acc, u.msg)
             return
-        if re.match(
-            r"^(?:(?:ok|okay|yes|yep|yeah|sure|fine|agreed?|go|go ahead|do it|do both|sounds good|"
-            r"makes sense|let'?s do it|perfect|deal|great|please do|lets do that|do that)"
-            r"[\s,.!]*)+$",
-            low,
-        ) or re.match(r"^(?:ok|okay|yes|yeah)[, ]+(?:\$?\d+)[\s.!]*$", low):
+        first = next(i for i, v in enumerate(self.units) if v.msg == u.msg)
+        if ui == first and _is_agreement(t):
             self.agreement(ui)
 
     def reply_reports_action(self, mi: int) -> bool:
+        """The agent's next message says what it changed (not just "Done.")."""
         nxt = mi + 1
         if nxt < len(self.messages) and self.messages[nxt].role == "assistant":
-            reply = self.messages[nxt].content
-            return bool(
-                re.search(
-                    r"^(?:[-*•]\s*)?(?:done|paused|switched|raised|launched|set|resumed|added|"
-                    r"lowered|updated|moved|created|capped|reduced|increased)\b",
-                    reply.strip(),
-                    re.I | re.M,
-                )
+            return any(
+                _ACTION_START.match(v.text) or re.match(r"^done[:,]\s*\w", v.text, re.I)
+                for v in self.units
+                if v.msg == nxt
             )
         return False
 
@@ -1172,6 +1183,7 @@ class _Session:
         u = self.units[ui]
         if self.reply_reports_action(u.msg):
             return  # the reply reports the action; it becomes the decision
+        before = len(self.out)
         prev = self.prev_role_msg(u.msg, "assistant")
         if prev < 0:
             return
@@ -1189,6 +1201,11 @@ class _Session:
                 vm = re.match(r"(?P<verb>\w+)\b(?P<rest>.*)", rest)
                 if vm:
                     self.make_decision(j, vm.group("verb").lower(), vm.group("rest"), v.text, True)
+                    reply = u.msg + 1
+                    if len(self.out) > before and reply < len(self.messages):
+                        acc = list(self.out.values())[-1]
+                        if self.messages[reply].role == "assistant":
+                            acc.add_line(f"Done: {self.message_text(reply)[:300]}")
                 return
 
     def affected(self, ui: int, text: str) -> list[str]:
@@ -1200,7 +1217,15 @@ class _Session:
                 names.append(nm)
         return names[:10]
 
-    def make_decision(self, ui: int, verb: str, rest: str, sentence: str, executed: bool) -> None:
+    def make_decision(
+        self,
+        ui: int,
+        verb: str,
+        rest: str,
+        sentence: str,
+        executed: bool,
+        importance: float | None = None,
+    ) -> None:
         u = self.units[ui]
         rest = re.sub(r"^[\s:,-]+", "", rest)
         low_rest = fold(rest)
@@ -1357,7 +1382,9 @@ class _Session:
                 r"\b(?:delete|deleted|removed permanently|permanent)\b", sentence, re.I
             ),
         }
-        acc = self.acc("decision", name, 0.9 if executed or u.role == "user" else 0.7, meta)
+        if importance is None:
+            importance = 0.9 if executed or u.role == "user" else 0.7
+        acc = self.acc("decision", name, importance, meta)
         if acc.metadata.get("rationale") and not rationale:
             meta["rationale"] = acc.metadata["rationale"]
         acc.metadata.update(meta)
@@ -1609,6 +1636,29 @@ class _Session:
             text = " ".join(self.messages[nxt].content.split())
             return text[:240]
         return ""
+
+
+_ACTION_START = re.compile(
+    r"^(?:[-*•]\s*)?(?:(?:done|ok|okay|sure|great|deal|yes)[:.,!]?\s*)?(?:i'?ve |we'?ve |i |we )?"
+    r"(?:paused|resumed|restarted|re-?enabled|launched|switched|moved|raised|increased|bumped|"
+    r"lowered|reduced|decreased|dropped|set up|set|added|excluded|blocked|removed|capped|created|"
+    r"updated|tightened|loosened|shifted|applied|implemented)\b",
+    re.IGNORECASE,
+)
+
+
+def _is_agreement(text: str) -> bool:
+    """ "ok do it", "yes", "fine, go", "yes same playbook": a short yes to a proposal."""
+    low = fold(text).strip()
+    if "?" in low or len(low) > 40:
+        return False
+    return bool(
+        re.match(
+            r"^(?:ok|okay|yes|yep|yeah|sure|fine|agreed?|go|go ahead|do it|do both|sounds good|"
+            r"makes sense|let'?s do it|perfect|deal|great|please do|do that|agree)\b",
+            low,
+        )
+    )
 
 
 def _strategy_label(m: re.Match[str]) -> str:
