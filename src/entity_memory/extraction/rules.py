@@ -1165,7 +1165,7 @@ class _Session:
             self.add_context(acc, u.msg)
             return
         first = next(i for i, v in enumerate(self.units) if v.msg == u.msg)
-        if ui == first and _is_agreement(t):
+        if ui == first and _is_agreement(t) and "?" not in self.messages[u.msg].content:
             self.agreement(ui)
 
     def reply_reports_action(self, mi: int) -> bool:
@@ -1187,7 +1187,8 @@ class _Session:
         prev = self.prev_role_msg(u.msg, "assistant")
         if prev < 0:
             return
-        for j, v in enumerate(self.units):
+        for j in range(len(self.units) - 1, -1, -1):  # the proposal nearest to the "yes"
+            v = self.units[j]
             if v.msg != prev:
                 continue
             pm = re.search(
@@ -1230,10 +1231,14 @@ class _Session:
         rest = re.sub(r"^[\s:,-]+", "", rest)
         low_rest = fold(rest)
         camps = self.affected(ui, sentence)
-        if not camps and re.search(r"\b(?:it|that|this one|them)\b", low_rest[:20] + " "):
-            last = self.last_campaign_before(ui)
+        if re.match(r"(?:it|that|this one|them)\b", low_rest):
+            # the pronoun refers back: a campaign named before it, not later in the sentence
+            pos = fold(sentence).find(low_rest[:20])
+            before = [k for s_, _e, k in self.mentions[ui] if 0 <= s_ < pos]
+            last = before[-1] if before else self.last_campaign_before(ui - 1) if ui else None
             if last:
-                camps = [self.campaigns[last].name]
+                name_ = self.campaigns[last].name
+                camps = [name_] + [c for c in camps if c != name_]
         camp = camps[0] if camps else None
         v = verb.split()[0]
         canon = {
@@ -1247,7 +1252,7 @@ class _Session:
             "drop": "Lower", "cut": "Lower", "tightened": "Lower", "loosened": "Raise",
             "set": "Set", "added": "Add", "add": "Add", "excluded": "Add", "exclude": "Add",
             "blocked": "Add", "block": "Add", "capped": "Cap", "cap": "Cap", "shifted": "Shift",
-            "shift": "Shift", "turn": "Turn", "turned": "Turn", "put": "Set",
+            "shift": "Shift", "turn": "Turn", "turned": "Turn", "put": "Set", "keep": "Keep",
         }.get(v, "")  # fmt: skip
         if verb.startswith("turn"):
             canon = "Pause" if verb.endswith("off") else "Resume"
@@ -1257,7 +1262,11 @@ class _Session:
         if not budget:
             budget = re.findall(r"\b(" + _NUM + r")\s?(?:/\s?day|a day|per day)", rest, re.I)
         if re.search(r"\bnegatives?\b|negative keywords?|\bas (?:a )?negative", rest, re.I) or (
-            canon == "Add" and re.search(r"'[^']+'", rest)
+            canon == "Add"
+            and (
+                re.search(r"'[^']+'", rest)
+                or re.search(r"\bnegative|\bblock(?:ed)?\b", self.message_text(u.msg), re.I)
+            )
         ):
             name = "Negative keywords"
         elif canon in {"Pause", "Resume", "Launch"} and camp:
@@ -1305,8 +1314,11 @@ class _Session:
                 name = f"{canon or 'Set'} {short_name(camp)} {tgt} to{val}"
             else:
                 name = f"Switch {short_name(camp)} to {label}{val}"
-        elif budget and canon in {"Raise", "Lower", "Set", "Cap", "Shift", ""}:
+        elif budget and canon in {"Raise", "Lower", "Set", "Cap", "Shift", "Keep", ""}:
             amount = budget[-1]
+            if not camp and not re.search(r"\b(?:account|total|whole)\b", sentence, re.I):
+                last = self.last_campaign_before(ui)
+                camp = self.campaigns[last].name if last else None
             target = f"{short_name(camp)} budget" if camp else "budget"
             if canon == "Cap" or (
                 not camp and re.search(r"\b(?:account|total|whole)\b", sentence, re.I)
@@ -1325,7 +1337,8 @@ class _Session:
                         canon = "Raise" if new > prior else "Lower"
                     elif bool(up) != bool(down):
                         canon = "Raise" if up else "Lower"
-                name = f"{canon or 'Set'} {target} to ${amount}/day"
+                prep = "at" if canon == "Keep" else "to"
+                name = f"{canon or 'Set'} {target} {prep} ${amount}/day"
         elif canon == "Pause" and not camp:
             return
         if (
@@ -1343,7 +1356,6 @@ class _Session:
             words = phrase.split()[:7]
             if not words:
                 return
-            words = [w for w in words if w.lower() not in {"the", "a", "an"}]
             lead = "" if verb == "done" else verb.capitalize()
             if camp and words and words[0].lower() in {"it", "that", "them"}:
                 words[0] = short_name(camp)
