@@ -21,6 +21,11 @@ from tests.e2e.hostproc import Host, HostError, start_host
 
 TOKEN = "clients-test-token"
 REPO = Path(__file__).resolve().parents[2]
+#: The client package of this working tree, ahead of any installed copy (an install that is not
+#: editable would otherwise test stale code); subprocesses get it through PYTHONPATH.
+CLIENT_SRC = str(REPO / "clients" / "python" / "src")
+if sys.path[0] != CLIENT_SRC:
+    sys.path.insert(0, CLIENT_SRC)
 
 
 @pytest.fixture(scope="session")
@@ -59,11 +64,13 @@ def env(host: Host, em_home: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str,
     monkeypatch.delenv("ENTITY_MEMORY_HOOK_LOG", raising=False)
     for key, value in values.items():
         monkeypatch.setenv(key, value)
-    return {
+    base = {
         k: v
         for k, v in os.environ.items()
         if not k.startswith("ENTITY_MEMORY_") and not k.startswith("PYTEST_")
-    } | values
+    }
+    pythonpath = os.pathsep.join(p for p in (CLIENT_SRC, os.environ.get("PYTHONPATH")) if p)
+    return base | values | {"PYTHONPATH": pythonpath}
 
 
 def run_cli(
@@ -74,6 +81,8 @@ def run_cli(
     stdin: int | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """`entity-memory <args>` in a subprocess (python -m, so no PATH lookup)."""
+    if CLIENT_SRC not in env.get("PYTHONPATH", ""):
+        env = {**env, "PYTHONPATH": CLIENT_SRC}
     return subprocess.run(
         [sys.executable, "-m", "entity_memory_client.cli", *args],
         input=input,

@@ -146,3 +146,66 @@ def test_forget_needs_confirmation(env: dict[str, str], user: str) -> None:
     assert forgot["user"] == user and forgot["complete"] is True
     with EntityMemory(user=user) as mem:
         assert mem.list()["count"] == 0
+
+
+FIXTURE = Path(__file__).parent / "fixtures" / "claude_code_session.jsonl"
+
+
+def test_extract_one_file_from_stdin(env: dict[str, str], user: str) -> None:
+    text = (
+        "user: Campaign Gamma's CPA is $55 this week.\n"
+        "assistant: Noted.\n"
+        "user: I prefer weekly email summaries.\n"
+    )
+    done = run_cli("extract", "--user", user, "--session", "chat-1", "-", input=text, env=env)
+    assert done.returncode == 0, done.stderr
+    assert "session chat-1" in done.stdout and "created" in done.stdout
+    again = _json(
+        run_cli(
+            "extract", "--user", user, "--session", "chat-1", "-", "--json", input=text, env=env
+        )
+    )
+    assert again["processed"] is False and again["reason"]
+    assert again["session"] == "chat-1" and again["format"] == "text"
+
+
+def test_extract_many_files_with_progress(env: dict[str, str], user: str, tmp_path: Path) -> None:
+    messages = tmp_path / "buddy-chat.json"
+    messages.write_text(
+        json.dumps(
+            [
+                {
+                    "role": "user",
+                    "content": "Let's pause Campaign Delta because ROAS fell to 0.9x.",
+                },
+                {"role": "assistant", "content": "Pausing Campaign Delta."},
+            ]
+        )
+    )
+    plain = tmp_path / "notes.txt"
+    plain.write_text("user: Campaign Echo has a CTR of 1.1% and I prefer charts over tables.\n")
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text(json.dumps({"type": "summary", "summary": "nothing"}) + "\n")
+    files = [str(FIXTURE), str(messages), str(plain), str(empty)]
+
+    done = run_cli("extract", "--user", user, *files, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "4/4" in done.stderr and "[" in done.stderr  # the progress bar
+    assert "session 5f0c2a7e-1b2d-4c3e-9f8a-0d1e2f3a4b5c" in done.stdout  # the transcript's id
+    assert "session buddy-chat" in done.stdout and "session notes" in done.stdout
+
+    out = _json(run_cli("extract", "--user", user, *files, "--json", env=env, timeout=120))
+    by_file = {Path(f["file"]).name: f for f in out["files"]}
+    assert by_file[FIXTURE.name]["format"] == "claude-code"
+    assert by_file["buddy-chat.json"]["format"] == "messages"
+    assert by_file["notes.txt"]["format"] == "text"
+    assert by_file["empty.jsonl"]["skipped"]
+    for name in (FIXTURE.name, "buddy-chat.json", "notes.txt"):
+        assert by_file[name]["processed"] is False  # sent before: nothing to do
+
+    with EntityMemory(user=user) as mem:
+        stored = json.dumps(mem.export()["entities"])
+    assert "Campaign Alpha" in stored and "Delta" in stored and "Resultzeta" not in stored
+
+    done = run_cli("extract", "--user", user, "--session", "x", *files, env=env)
+    assert done.returncode == 2  # one --session for many files is a usage error

@@ -1,0 +1,166 @@
+"""A stdio MCP server over the entity-memory service (official `mcp` Python SDK).
+
+Run it as `entity-memory-mcp` or `entity-memory mcp` (`--url`, `--token`, `--user`, or the
+usual environment / config file). Tools: `remember`, `recall`, `entities`, `history`,
+`forget_entity`. Resources: `entity-memory://preferences`, `entity-memory://pain-points`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+import uuid
+from typing import Any
+
+from mcp.server.mcpserver import MCPServer  # mcp 2.x (FastMCP in 1.x)
+
+from . import settings as settings_mod
+from .client import AsyncEntityMemory, EntityMemoryError
+
+INSTRUCTIONS = (
+    "Long-term memory of the user's campaigns, metrics, decisions, pain points and "
+    "preferences. Call `recall` with the task at the start of a piece of work; call "
+    "`remember` with the conversation (or explicit entities) when something worth keeping "
+    "was said or decided."
+)
+
+
+def _error(exc: EntityMemoryError) -> dict[str, Any]:
+    return {"error": {"code": exc.code, "message": exc.message, "status": exc.status}}
+
+
+def build_server(url: str | None = None, token: str | None = None, user: str | None = None) -> Any:
+    cfg = settings_mod.resolve(url, token, user)
+    if not cfg.user:
+        raise SystemExit(
+            "entity-memory-mcp: no user id: pass --user, set ENTITY_MEMORY_USER, or put "
+            f'"user" in {settings_mod.config_path()}'
+        )
+
+    def client() -> AsyncEntityMemory:
+        return AsyncEntityMemory(cfg.url, cfg.token, user=cfg.user)
+
+    server = MCPServer("entity-memory", instructions=INSTRUCTIONS)
+
+    @server.tool()
+    async def remember(
+        messages: list[dict[str, str]] | None = None,
+        transcript: str | None = None,
+        entities: list[dict[str, Any]] | None = None,
+        session_id: str | None = None,
+    ) -> dict[str, Any]:
+        """Store what a conversation taught about the user.
+
+        Give `messages` (a list of {"role": "user"|"assistant", "content": "..."}) or a plain
+        `transcript` to have the service extract entities; or give `entities` (each with type
+        campaign|metric|decision|pain_point|preference, name, content, importance 0..1,
+        metadata) to upsert them as they are. `session_id` names the conversation (re-sending
+        the same session changes nothing); one is generated when omitted.
+        """
+        session = session_id or f"mcp-{time.strftime('%Y%m%d')}-{uuid.uuid4().hex[:12]}"
+        async with client() as mem:
+            try:
+                if entities:
+                    result = await mem.upsert(entities, session)
+                elif messages or transcript:
+                    result = await mem.extract(session, messages, transcript=transcript)
+                else:
+                    return {"error": {"code": "empty", "message": "nothing to remember"}}
+            except EntityMemoryError as exc:
+                return _error(exc)
+        return {
+            "session_id": session,
+            "stored": [
+                {"type": e["type"], "id": e["id"], "name": e["name"], "version": e["version"]}
+                for e in result.get("entities", [])
+            ],
+            **{k: result[k] for k in ("processed", "reason", "rejected") if k in result},
+        }
+
+    @server.tool()
+    async def recall(task: str, limit: int = 20, max_tokens: int = 3000) -> str:
+        """The `<entity_memory>` block of what is remembered that is relevant to `task`
+        (preferences and pain points are always included)."""
+        async with client() as mem:
+            try:
+                result = await mem.context(task, limit=limit, max_tokens=max_tokens)
+            except EntityMemoryError as exc:
+                return json.dumps(_error(exc))
+        return result["context"]
+
+    @server.tool()
+    async def entities(type: str | None = None) -> dict[str, Any]:
+        """List the remembered entities (id, type, name, importance), optionally of one type:
+        campaign, metric, decision, pain_point or preference."""
+        async with client() as mem:
+            try:
+                return await mem.list(type)
+            except EntityMemoryError as exc:
+                return _error(exc)
+
+    @server.tool()
+    async def history(type: str, id: str, limit: int = 20) -> dict[str, Any]:
+        """Every recorded version of one entity, newest first, with what changed."""
+        async with client() as mem:
+            try:
+                return await mem.history(type, id, limit=limit)
+            except EntityMemoryError as exc:
+                return _error(exc)
+
+    @server.tool()
+    async def forget_entity(type: str, id: str) -> dict[str, Any]:
+        """Delete one remembered entity (e.g. when the user says it is wrong or obsolete)."""
+        async with client() as mem:
+            try:
+                return await mem.delete(type, id)
+            except EntityMemoryError as exc:
+                return _error(exc)
+
+    async def _of_type(entity_type: str) -> str:
+        async with client() as mem:
+            listed = await mem.list(entity_type)
+            docs = []
+            for entry in listed["entities"][:20]:
+                try:
+                    docs.append(await mem.get(entity_type, entry["id"]))
+                except EntityMemoryError:
+                    continue
+        return json.dumps(docs, ensure_ascii=False, indent=2)
+
+    @server.resource(
+        "entity-memory://preferences",
+        name="preferences",
+        description="The user's remembered preferences",
+        mime_type="application/json",
+    )
+    async def preferences() -> str:
+        return await _of_type("preference")
+
+    @server.resource(
+        "entity-memory://pain-points",
+        name="pain-points",
+        description="The user's recurring pain points",
+        mime_type="application/json",
+    )
+    async def pain_points() -> str:
+        return await _of_type("pain_point")
+
+    return server
+
+
+def serve(url: str | None = None, token: str | None = None, user: str | None = None) -> None:
+    build_server(url, token, user).run("stdio")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="entity-memory-mcp", description=__doc__)
+    parser.add_argument("--url")
+    parser.add_argument("--token")
+    parser.add_argument("--user")
+    args = parser.parse_args(argv)
+    serve(args.url, args.token, args.user)
+
+
+if __name__ == "__main__":
+    main()
