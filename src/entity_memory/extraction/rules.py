@@ -1464,7 +1464,10 @@ class _Session:
                     self.pain_update(last[1], ui, u, low)  # "... again. third time I'm asking"
                     continue
                 resolved = _RESOLVED.search(low)
-                if not (marker or ((resolved or seen) and (topic or known_name))):
+                self_complaint = bool(tid and tid in _SELF_COMPLAINING)
+                if not (
+                    marker or self_complaint or ((resolved or seen) and (topic or known_name))
+                ) and not (known_name and tid):
                     continue
                 if not (topic or known_name):
                     fb = _fallback_pain_name(u.text) if marker else None
@@ -1758,7 +1761,7 @@ _PAIN_TOPIC_DEFS: list[tuple[str, str, Any]] = [
     ("overspend", r"spent (?:way )?more than|overspen\w*|credit card bill|more than i expected|"
      r"budget (?:blew|blown)", "Overspending"),
     ("black_box", r"(?:(?:pmax|performance max|smart bidding|google) is (?:such )?a )?black box|"
-     r"no visibility|can'?t (?:even )?see where", lambda m: _black_box_name(m)),
+     r"no visibility|can'?t (?:even )?see where", "Lack of visibility"),
     ("price_shoppers", r"price[- ]shoppers?|tire[- ]kickers?|bargain hunters", "Price shoppers"),
     ("brand_bidding", r"bidding on (?:our|my|your) (?:name|brand)|competitors? "
      r"(?:is |are |started )?bidding", "Competitor bidding on brand"),
@@ -1768,6 +1771,11 @@ _PAIN_TOPIC_DEFS: list[tuple[str, str, Any]] = [
     ("high_cpa", r"(?:cpa|cost per \w+) (?:is )?(?:way )?too (?:high|much)|too expensive|feels "
      r"expensive|bucks per sale is|way too much", "High CPA"),
 ]  # fmt: skip
+#: Topics whose very words are a complaint ("price shoppers"), unlike "search terms".
+_SELF_COMPLAINING = {
+    "price_shoppers", "black_box", "junk_calls", "lead_quality", "double_counting", "overspend",
+    "rising_cpc", "tracking_broken", "disapprovals", "brand_bidding",
+}  # fmt: skip
 _TOPIC_RES: dict[str, re.Pattern[str]] = {t: re.compile(rx) for t, rx, _n in _PAIN_TOPIC_DEFS}
 _WEAK_TERMS = set(
     """not tracked issue problem thing low quality high ads google campaign spend cost calls
@@ -1799,8 +1807,10 @@ def _tracking_name(m: str) -> str:
     )
 
 
-def _black_box_name(m: str) -> str:
-    who = re.match(r"(pmax|performance max|smart bidding|google)", m)
+def _black_box_name(low: str) -> str:
+    who = re.search(
+        r"(pmax|performance max|smart bidding|google)(?= is (?:such )?a black box)", low
+    )
     if who:
         label = {"pmax": "PMax", "performance max": "PMax"}.get(who.group(1), who.group(1).title())
         return f"{label} black box"
@@ -1812,22 +1822,27 @@ def _pain_topic(low: str) -> tuple[str, str, str] | None:
     for tid, _rx, namer in _PAIN_TOPIC_DEFS:
         m = _TOPIC_RES[tid].search(low)
         if m:
+            if tid == "black_box":
+                return tid, _black_box_name(low), m.group(0)
             name = namer(m.group(0)) if callable(namer) else namer
             return tid, name, m.group(0)
     return None
 
 
 def _fallback_pain_name(text: str) -> str | None:
-    """ "the X thing/issue/problem" or "X is such a Y" -> a short name from the user's words."""
-    low = fold(text)
+    """ "the GCLID problem", "another CRM mess" -> a short name in the user's words."""
     m = re.search(
-        r"\b(?:the|this|that|our|my) ((?:[a-z0-9-]+ ){0,3}?[a-z0-9-]+) (?:thing|issue|"
-        r"problem|mess)\b",
-        low,
+        r"\b(?:the|this|that|our|my|another|a|such a) ((?:[A-Za-z0-9-]+ ){0,2}?[A-Za-z0-9-]+) "
+        r"(thing|issue|problem|mess)\b",
+        text,
+        re.IGNORECASE,
     )
-    if m:
-        return f"{m.group(1).capitalize()} issue"
-    return None
+    if not m or m.group(1).lower() in {"big", "real", "main", "other", "same", "whole"}:
+        return None
+    what = m.group(1)
+    kind = m.group(2).lower()
+    what = what if any(c.isupper() for c in what) else what.lower()
+    return f"{what[:1].upper()}{what[1:]} {'issue' if kind == 'thing' else kind}"
 
 
 # --- preference vocabulary -----------------------------------------------------------------------
