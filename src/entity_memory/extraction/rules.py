@@ -351,13 +351,17 @@ _KPIS: list[tuple[str, str, tuple[str, ...]]] = [
 _KPI_RES = [(re.compile(p, re.IGNORECASE), label, kinds) for p, label, kinds in _KPIS]
 _COUNT_NOUNS = (
     r"conversions|leads|sales|orders|bookings|enquiries|inquiries|demos|SQLs|calls|signups"
+    r"|consultations|consults|quotes|visits|patients|registrations|applications|downloads"
+    r"|subscribers|members|tickets|reservations|enrollments|donations"
     r"|sign-ups|purchases|installs|trials|appointments|jobs|clicks"
 )
 _COUNTABLE = re.compile(r"^(?:" + _COUNT_NOUNS + r")$", re.IGNORECASE)
 _PER_NOUN_RE = re.compile(
     r"\s*(?:per|a|an|/|for each|each)\s*(?P<noun>lead|enquiry|inquiry|demo|sql|booking|call|sale"
     r"|order|conversion|acquisition|purchase|customer|click|signup|sign-up|trial"
-    r"|appointment|mql)\b",
+    r"|appointment|mql|consultation|consult|quote|visit|patient|registration|application"
+    r"|download|subscriber|member|ticket|reservation|enrollment|enrolment|donation|donor"
+    r"|student|install(?=s? cost)|job(?=s? cost))\b",
     re.IGNORECASE,
 )
 _PREV_MARK = re.compile(
@@ -1072,6 +1076,19 @@ class _Session:
                     ):
                         return  # a list of options, not things done
                     break
+        parts = re.split(
+            r",?\s+and\s+(?=(?:added|paused|switched|raised|lowered|set|launched|removed|excluded|"
+            r"created|moved|blocked|updated|capped|resumed)\b)",
+            t,
+        )
+        if len(parts) > 1 and _ACTION_START.match(parts[0]):
+            for part in parts:
+                self.action_text(ui, part, under_done)
+            return
+        self.action_text(ui, t, under_done)
+
+    def action_text(self, ui: int, t: str, under_done: bool) -> None:
+        u = self.units[ui]
         m = re.match(
             r"^(?:(?:done|ok|okay|sure|great|deal|yes)[:.,!]?\s*)?(?:i'?ve |we'?ve |i |we )?"
             r"(?P<verb>paused|resumed|restarted|re-?enabled|enabled|launched|switched|moved|raised|"
@@ -1743,7 +1760,9 @@ _PAIN_TOPIC_DEFS: list[tuple[str, str, Any]] = [
      lambda m: "Junk sales calls" if "sales" in m else "Junk calls"),
     ("lead_quality", r"(?:junk|bad|garbage|low[- ]quality|fake|spam|unqualified) (?:leads?|demos?|"
      r"demo requests|enquiries|inquiries|form fills|signups|sign-ups|submissions)|lead quality|"
-     r"(?:leads|demos|enquiries) (?:from [\w-]+ )?(?:are|is) (?:garbage|junk)|\bjunk\b",
+     r"(?:leads|demos|enquiries) (?:from [\w-]+ )?(?:are|is) (?:garbage|junk)|\bjunk\b|"
+     r"leads? (?:never|don'?t|do not|won'?t) (?:answer|pick up|respond|reply|show up)|"
+     r"no-?shows?|wrong (?:kind of )?(?:leads|customers|people)",
      lambda m: _quality_name(m)),
     ("double_counting", r"counted twice|double[- ]?count\w*|numbers are (?:all )?wrong|"
      r"(?:way )?more (?:sales|conversions|orders) than|numbers? (?:now )?match|"
@@ -1792,7 +1811,11 @@ def _quality_name(m: str) -> str:
     )
     n = noun.group(0) if noun else "leads"
     n = n if n.endswith("s") else n + "s"
-    return f"Junk {n}"
+    adj = re.search(r"junk|garbage|spam|fake|bad|unqualified", m)
+    if adj:
+        word = {"garbage": "junk"}.get(adj.group(0), adj.group(0))
+        return f"{word.capitalize()} {n}"
+    return f"Low-quality {n}"
 
 
 def _tracking_name(m: str) -> str:
@@ -1868,6 +1891,10 @@ def _no_test_slot(m: re.Match[str], low: str, nxt: str) -> str:
     what = m.group("what").strip()
     what = re.sub(r"^(?:the|my|our)\s+", "", what)
     what = re.sub(r"\s+(?:campaign|one)$", "", what)
+    if what in {"it", "that", "anything", "them", "budget", "budgets"}:
+        return ""
+    if m.group("verb") in {"touch", "change"}:
+        return f"Don't touch {what.title()}"
     return f"Don't experiment on {what.title()}"
 
 
@@ -1919,8 +1946,9 @@ _PREFS: list[tuple[str, Any, re.Pattern[str], bool]] = [
         (
             "communication",
             "Plain English, no jargon",
-            r"plain[- ]english|no jargon|not a computer "
-            r"guy|(?:talk|explain|speak) (?:to me )?like i'?m|without (?:the )?jargon",
+            r"plain[- ]english|no (?:jargon|acronyms)|not a computer "
+            r"guy|(?:talk|explain|speak) (?:to me )?like i'?m|without (?:the )?(?:jargon|acronyms)"
+            r"|don'?t know what \w+ (?:means|is)|plain language",
             True,
         ),
         (
@@ -1969,6 +1997,14 @@ _PREFS: list[tuple[str, Any, re.Pattern[str], bool]] = [
         ),
         (
             "risk",
+            _no_test_slot,
+            r"(?:don'?t|do not|never) (?P<verb>experiment|test|mess|touch|change)"
+            r"(?: anything| stuff| around)?(?: with| on)? (?P<what>(?:the |my |our )?[a-z0-9-]+(?: [a-z0-9-]+)?? ?"
+            r"(?:campaign|one)?)\b",
+            True,
+        ),
+        (
+            "risk",
             "Ask before big changes",
             r"always ask|ask me first|check with me (?:first|before)|"
             r"without asking me",
@@ -1987,14 +2023,6 @@ _PREFS: list[tuple[str, Any, re.Pattern[str], bool]] = [
             r"risk[- ]averse|risk[- ]tolerant|conservative|(?:fine|ok|happy) "
             r"being aggressive|aggressive in|careful mode|more careful|careful till|play it safe|"
             r"i'?m (?:cautious|careful)|i said aggressive",
-            True,
-        ),
-        (
-            "risk",
-            _no_test_slot,
-            r"(?:don'?t|do not|never) (?:experiment|test|mess)(?: anything| stuff| around)? "
-            r"(?:with|on) (?P<what>(?:the |my |our )?[a-z0-9-]+(?: [a-z0-9-]+)?? ?"
-            r"(?:campaign|one)?)\b",
             True,
         ),
         (
