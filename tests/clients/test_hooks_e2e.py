@@ -115,6 +115,24 @@ def test_session_start_prints_the_context(
     assert "Numbers first" in out["additionalContext"]
     assert elapsed < BUDGET_S + 1.0  # a live service: one quick request
 
+    # The service hangs: within the budget, the context cached by the last answer.
+    server = _serve_slowly()
+    try:
+        slow_env = {**env, "ENTITY_MEMORY_URL": f"http://127.0.0.1:{server.server_address[1]}"}
+        done, elapsed = run_hook(
+            "session-start",
+            payload("session-start", transcript, tmp_path),
+            slow_env,
+            "--user",
+            user,
+        )
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert done.returncode == 0 and elapsed < BUDGET_S
+    cached = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "Numbers first" in cached and ", as of " in cached
+
     # A user with nothing remembered: no output at all, still exit 0.
     done, _ = run_hook(
         "session-start", payload("session-start", transcript, tmp_path), env, "--user", user + "x"
@@ -193,12 +211,16 @@ class _Sleepy(BaseHTTPRequestHandler):
         pass
 
 
-@pytest.fixture
-def slow_url() -> Iterator[str]:
+def _serve_slowly() -> ThreadingHTTPServer:
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Sleepy)
     server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+@pytest.fixture
+def slow_url() -> Iterator[str]:
+    server = _serve_slowly()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"
     finally:

@@ -5,8 +5,10 @@ Claude Code runs a hook command with the event as JSON on stdin (`session_id`,
 
 * `session-start` prints the `<entity_memory>` block for the project as SessionStart context:
   `{"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": "..."}}`.
-  It gives up on the service `ENTITY_MEMORY_HOOK_TIMEOUT` seconds (default 0.7) after it
-  started.
+  It gives up on the service `ENTITY_MEMORY_HOOK_TIMEOUT` seconds (default 0.6) after it
+  started; it then prints the context the last answer cached for this user and project (under
+  `~/.entity-memory/cache/`), and when the service was slow rather than down, refreshes that
+  cache in a detached process.
 * `session-end`, `pre-compact` and `stop` hand the transcript to a detached background process
   (`python -m entity_memory_client.cli extract ...`) and return at once; the service's
   processed-session tracking makes re-sends cost nothing. `stop` fires after every response,
@@ -18,6 +20,8 @@ stderr and to the log file `ENTITY_MEMORY_HOOK_LOG` (default `~/.entity-memory/h
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import os
 import re
@@ -33,7 +37,9 @@ from . import settings as settings_mod
 
 #: The hook's whole budget, counted from the CLI's start: it stays under a second with
 #: Python's own start-up included.
-DEFAULT_TIMEOUT_S = 0.7
+DEFAULT_TIMEOUT_S = 0.6
+#: Set in the detached process that refreshes the cached context.
+REFRESH_ENV = "ENTITY_MEMORY_HOOK_REFRESH"
 _SAFE = re.compile(r"[^A-Za-z0-9._@+-]+")
 
 
@@ -77,12 +83,57 @@ def session_task(payload: dict[str, Any]) -> str:
     )
 
 
+def _cache_file(user: str, cwd: str) -> Path:
+    key = hashlib.sha256(f"{user}\n{cwd}".encode()).hexdigest()[:20]
+    return settings_mod.home() / "cache" / f"context-{key}.json"
+
+
+def _print_context(context: str, note: str = "") -> None:
+    output = {
+        "hookSpecificOutput": {
+            "hookEventName": "SessionStart",
+            "additionalContext": f"Long-term memory of this user (entity-memory){note}:\n"
+            + context,
+        }
+    }
+    sys.stdout.write(json.dumps(output) + "\n")
+    sys.stdout.flush()
+
+
+def _refresh_in_background(payload: dict[str, Any], args: Any) -> None:
+    """Fetch the context without a deadline in a detached process, for the cache."""
+    cmd = [sys.executable, "-m", "entity_memory_client.cli", "hook", "session-start"]
+    env = {**os.environ, "ENTITY_MEMORY_HOOK_TIMEOUT": "60", REFRESH_ENV: "1"}
+    env.update(_child_settings(args))
+    log_file = log_path()
+    log_file.parent.mkdir(parents=True, exist_ok=True)
+    with log_file.open("a", encoding="utf-8") as out:
+        child = subprocess.Popen(
+            cmd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=out,
+            env=env,
+            start_new_session=True,
+            close_fds=True,
+        )
+    assert child.stdin is not None
+    with contextlib.suppress(OSError):
+        child.stdin.write(json.dumps(payload).encode())
+        child.stdin.close()
+
+
 def session_start(payload: dict[str, Any], args: Any, started: float) -> None:
+    """Print the context within the budget; if the service does not answer in time, the
+    context cached by the last answer (and a detached refresh of that cache)."""
     cfg = settings_mod.resolve(args.url, args.token, args.user)
     if not cfg.user:
         log("session-start: no user id configured (--user, ENTITY_MEMORY_USER or config file)")
         return
+    refreshing = os.environ.get(REFRESH_ENV) == "1"
     timeout = float(os.environ.get("ENTITY_MEMORY_HOOK_TIMEOUT") or DEFAULT_TIMEOUT_S)
+    cwd = str(payload.get("cwd") or os.getcwd())
+    cache = _cache_file(cfg.user, cwd)
     box: dict[str, Any] = {}
 
     def fetch() -> None:
@@ -100,25 +151,42 @@ def session_start(payload: dict[str, Any], args: Any, started: float) -> None:
     worker = threading.Thread(target=fetch, daemon=True)
     worker.start()
     worker.join(max(0.05, timeout - (time.monotonic() - started)))
-    if worker.is_alive():
-        log(f"session-start: no answer from {cfg.url} within {timeout}s; no context added")
-        return
-    if "error" in box:
-        log(f"session-start: {cfg.url}: {box['error']}; no context added")
+    if worker.is_alive() or "error" in box:
+        why = box.get("error") or f"no answer within {timeout}s"
+        log(f"session-start: {cfg.url}: {why}")
+        if refreshing:
+            return
+        try:
+            cached = json.loads(cache.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            cached = None
+        if cached and cached.get("context"):
+            at = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(cached.get("at", 0)))
+            _print_context(cached["context"], f", as of {at}")
+        if worker.is_alive():  # slow rather than down: fill the cache for next time
+            _refresh_in_background(payload, args)
         return
     result = box["result"]
     entities = result.get("entities") or []
-    if not entities:
-        return  # nothing remembered yet: add nothing to the session
-    output = {
-        "hookSpecificOutput": {
-            "hookEventName": "SessionStart",
-            "additionalContext": "Long-term memory of this user (entity-memory):\n"
-            + result["context"],
-        }
+    context = result["context"] if entities else ""
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        cache.write_text(json.dumps({"at": time.time(), "context": context}), encoding="utf-8")
+    except OSError:
+        pass
+    if context and not refreshing:
+        _print_context(context)  # nothing remembered yet: add nothing to the session
+
+
+def _child_settings(args: Any) -> dict[str, str]:
+    """The hook's --url/--token/--user for a child process, by environment (not argv, where
+    a token would be visible to every user of the machine)."""
+    names = {
+        "url": "ENTITY_MEMORY_URL",
+        "token": "ENTITY_MEMORY_TOKEN",
+        "user": "ENTITY_MEMORY_USER",
     }
-    sys.stdout.write(json.dumps(output) + "\n")
-    sys.stdout.flush()
+    return {env: str(getattr(args, key)) for key, env in names.items() if getattr(args, key, None)}
 
 
 def _state_file(session_id: str) -> Path:
@@ -162,9 +230,6 @@ def upload_in_background(payload: dict[str, Any], args: Any, event: str) -> None
         _grew(str(session_id), path)  # remember it, so the next Stop does not repeat it
     session = _SAFE.sub("-", str(session_id)).strip("-.")[:128] or "session"
     cmd = [sys.executable, "-m", "entity_memory_client.cli", "extract", "--quiet"]
-    for flag, value in (("--url", args.url), ("--token", args.token), ("--user", args.user)):
-        if value:
-            cmd += [flag, value]
     cmd += ["--session", session, str(path)]
     log_file = log_path()
     log_file.parent.mkdir(parents=True, exist_ok=True)
@@ -179,6 +244,7 @@ def upload_in_background(payload: dict[str, Any], args: Any, event: str) -> None
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=out,
+            env={**os.environ, **_child_settings(args)},
             start_new_session=True,
             close_fds=True,
             cwd=str(settings_mod.home()) if settings_mod.home().is_dir() else None,
