@@ -1999,7 +1999,8 @@ _PREFS: list[tuple[str, Any, re.Pattern[str], bool]] = [
             "risk",
             _no_test_slot,
             r"(?:don'?t|do not|never) (?P<verb>experiment|test|mess|touch|change)"
-            r"(?: anything| stuff| around)?(?: with| on)? (?P<what>(?:the |my |our )?[a-z0-9-]+(?: [a-z0-9-]+)?? ?"
+            r"(?: anything| stuff| around)?(?: with| on)? "
+            r"(?P<what>(?:the |my |our )?[a-z0-9-]+(?: [a-z0-9-]+)?? ?"
             r"(?:campaign|one)?)\b",
             True,
         ),
