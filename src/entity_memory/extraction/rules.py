@@ -191,6 +191,11 @@ _CHANNEL_NAME_RE = re.compile(
     r"(?<![\w-])((?:" + _CAPW + r" ){1,4}(?:" + _CHANNELS + r"))(?![\w-])"
 )
 _THE_X_CAMPAIGN_RE = re.compile(r"\b((?:" + _CAPW + r" ){1,4})campaign\b")
+#: 'Spring Sale 2026' campaign, the campaign called "Back to School"
+_QUOTED_CAMPAIGN_RE = re.compile(
+    r"['\"\u2018\u201c]([A-Z0-9][^'\"\u2019\u201d]{1,60}?)['\"\u2019\u201d]\s+(?:campaign|one)\b|"
+    r"\bcampaign (?:called|named) ['\"\u2018\u201c]([^'\"\u2019\u201d]{2,60})['\"\u2019\u201d]"
+)
 _ACTION_OBJECT_RE = re.compile(
     r"(?:^|[.:;!?]\s+|\n|\b(?:Done|done)[:,]\s*)(?:I(?:'ve| have)?\s+)?(?:Paused|Resumed|Launched|"
     r"Restarted|Re-enabled|Enabled|Raised|Lowered|Set|Switched|Moved|Created|Call it|called|"
@@ -610,6 +615,8 @@ class _Session:
                     found.append(m.group(1))
             for m in _THE_X_CAMPAIGN_RE.finditer(t):
                 found.append(m.group(1))
+            for m in _QUOTED_CAMPAIGN_RE.finditer(t):
+                found.append(m.group(1) or m.group(2))
             if u.start == 0:
                 lm = _LIST_ROW_RE.match(u.line_text)
                 if lm and _CAMPAIGN_ATTR_RE.search(lm.group(2)):
@@ -729,14 +736,33 @@ class _Session:
             return self.context_campaign(u.msg, user_only=True)
         return None
 
+    def segment_for(self, ui: int, key: str) -> str:
+        """The part of a sentence about one campaign, when it names several: from the end of
+        the previous other campaign's mention to the start of the next one."""
+        text = self.units[ui].text
+        ms = self.mentions[ui]
+        if len({k for _s, _e, k in ms}) <= 1:
+            return text
+        start, end = 0, len(text)
+        mine = [s_ for s_, _e, k in ms if k == key]
+        if not mine:
+            return text
+        first = mine[0]
+        for s_, e_, k in ms:
+            if k != key and e_ <= first:
+                start = max(start, e_)
+            if k != key and s_ > first:
+                end = min(end, s_)
+        return text[start:end]
+
     def emit_campaigns(self) -> None:
         for c in self.campaigns.values():
             if not c.units:
                 continue
             meta: dict[str, Any] = {}
             lines = [self.units[i] for i in c.units]
-            for u in lines:
-                t = u.text
+            for i in c.units:
+                t = self.segment_for(i, normalize_name(c.name))
                 hypo = bool(_HYPOTHETICAL.search(t)) and not re.search(
                     r"^(?:done|paused|switched|raised|launched|set|resumed)", t, re.I
                 )
@@ -1227,7 +1253,14 @@ class _Session:
                 return
 
     def affected(self, ui: int, text: str) -> list[str]:
+        """Campaigns named in `text` (a sentence, or part of one, of unit `ui`)."""
         keys = [k for _s, _e, k in self.mentions[ui]]
+        if text.strip() != self.units[ui].text.strip() and self.mention_rx is not None:
+            keys = [
+                k
+                for m in self.mention_rx.finditer(fold(text))
+                if (k := self.alias_to.get(normalize_name(m.group(1))))
+            ]
         names = []
         for k in keys:
             nm = self.campaigns[k].name
@@ -1488,6 +1521,10 @@ class _Session:
                     continue
                 if not (topic or known_name):
                     fb = _fallback_pain_name(u.text) if marker else None
+                    camp = self.mentions[ui][0][2] if self.mentions[ui] else None
+                    if not fb and marker and camp and _SEVERE.search(low):
+                        # "ugh, the Spring Sale one again": a campaign that keeps disappointing
+                        fb = f"{short_name(self.campaigns[camp].name)} underperforming"
                     if not fb:
                         continue
                     tid, name = fb, fb
@@ -1724,13 +1761,15 @@ _PAIN_MARK = re.compile(
     r"tired of|hate|awful|terrible|horrible|garbage|junk|again|keeps? (?:happening|showing|coming|"
     r"getting)|still|(?:second|third|fourth|fifth) time|problem|issue|complain\w*|wrong|waste\w*|"
     r"black box|mess|way too|too (?:much|expensive)|no idea|makes no sense|indefensible|"
-    r"furious|worried|concern\w*|struggl\w*|can'?t (?:even )?(?:see|tell|figure)|doesn'?t show|"
+    r"furious|ridiculous|unacceptable|worried|concern\w*|struggl\w*|"
+    r"can'?t (?:even )?(?:see|tell|figure)|doesn'?t show|"
     r"disaster|killing (?:me|us)|eating (?:my|our|the) budget|expensive|selling me stuff|"
     r"spent way more|more than i expected)\b"
 )
 _SEVERE = re.compile(
     r"\b(?:nuts|crazy|furious|garbage|hate|awful|terrible|horrible|indefensible|disaster|"
-    r"killing|again|keeps?|still|(?:second|third|fourth|fifth) time|every time|way too|"
+    r"killing|ridiculous|unacceptable|again|keeps?|twice|still|"
+    r"(?:second|third|fourth|fifth) time|every time|way too|"
     r"sick of|wrong|black box)\b"
 )
 _RESOLVED = re.compile(
@@ -1744,7 +1783,7 @@ def _frequency(low: str) -> int:
     m = re.search(r"\b(second|third|fourth|fifth|sixth) time\b", low)
     if m:
         return _ORDINALS[m.group(1)]
-    if re.search(r"\b(?:again|keeps?|still|every time)\b", low):
+    if re.search(r"\b(?:again|keeps?|still|every time|twice)\b", low):
         return 2
     return 0
 
@@ -1955,7 +1994,8 @@ _PREFS: list[tuple[str, Any, re.Pattern[str], bool]] = [
             "communication",
             "Detailed analysis with tables and math",
             r"\btables?\b|show me the math|"
-            r"long analysis|level of detail|depth over brevity|the math behind",
+            r"long analysis|level of detail|depth over brevity|the math behind|"
+            r"detailed (?:reports?|analysis|breakdowns?)|\bcharts?\b|in[- ]depth|deep[- ]dives?",
             True,
         ),
         (
@@ -2008,7 +2048,7 @@ _PREFS: list[tuple[str, Any, re.Pattern[str], bool]] = [
             "risk",
             "Ask before big changes",
             r"always ask|ask me first|check with me (?:first|before)|"
-            r"without asking me",
+            r"without asking me|(?:call|ask|tell|text) me (?:first |before )",
             True,
         ),
         (
