@@ -5,7 +5,7 @@ Claude Code runs a hook command with the event as JSON on stdin (`session_id`,
 
 * `session-start` prints the `<entity_memory>` block for the project as SessionStart context:
   `{"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": "..."}}`.
-  It gives up on the service `ENTITY_MEMORY_HOOK_TIMEOUT` seconds (default 0.6) after it
+  It gives up on the service `ENTITY_MEMORY_HOOK_TIMEOUT` seconds (default 0.5) after it
   started; it then prints the context the last answer cached for this user and project (under
   `~/.entity-memory/cache/`), and when the service was slow rather than down, refreshes that
   cache in a detached process.
@@ -37,7 +37,7 @@ from . import settings as settings_mod
 
 #: The hook's whole budget, counted from the CLI's start: it stays under a second with
 #: Python's own start-up included.
-DEFAULT_TIMEOUT_S = 0.6
+DEFAULT_TIMEOUT_S = 0.5
 #: Set in the detached process that refreshes the cached context.
 REFRESH_ENV = "ENTITY_MEMORY_HOOK_REFRESH"
 _SAFE = re.compile(r"[^A-Za-z0-9._@+-]+")
