@@ -236,10 +236,12 @@ def _plausible_campaign(name: str) -> bool:
     return not re.search(r"\b(?:CPA|ROAS|CTR|CPC|CPM|Spend|Demos|Metric|Campaign)$", name)
 
 
-def short_name(campaign: str) -> str:
+def short_name(campaign: str, others: tuple[str, ...] = ()) -> str:
     """The campaign's everyday name: its first ` - ` segment, without a trailing "Search"
     (the default channel). "Trail Runners Search" -> "Trail Runners", "NB - AP Automation - US"
-    -> "NB", "Standard Shopping - All Products" -> "Standard Shopping"."""
+    -> "NB", "Standard Shopping - All Products" -> "Standard Shopping"; a distinctive head word
+    alone when the segment is two words and no other campaign (`others`) starts with it:
+    "Emergency Plumber - Search" -> "Emergency"."""
     segs = re.split(r"\s+[-\u2013|]\s+", campaign.strip())
     first = segs[0]
     if len(segs) > 1 and re.fullmatch(_CHANNEL_TYPES, first, re.IGNORECASE):
@@ -247,6 +249,15 @@ def short_name(campaign: str) -> str:
     words = first.split()
     while len(words) > 1 and words[-1].lower() in _TYPE_SUFFIXES:
         words = words[:-1]
+    if (
+        len(words) == 2
+        and len(words[0]) >= 6
+        and words[0].isalpha()
+        and words[0].lower() not in _GENERIC
+        and not re.fullmatch(_CHANNELS, words[1])
+        and not any(o != campaign and fold(o).split()[:1] == [fold(words[0])] for o in others)
+    ):
+        words = words[:1]
     return " ".join(words) or campaign
 
 
@@ -552,6 +563,12 @@ class _Session:
         self.alias_to: dict[str, str] = {}
 
     # -- plumbing --
+
+    def short(self, campaign: str) -> str:
+        others = tuple(c.name for c in self.campaigns.values()) + tuple(
+            k.name for k in self.known if k.type == "campaign"
+        )
+        return short_name(campaign, others)
 
     def acc(self, type_: str, name: str, importance: float, metadata: dict[str, Any]) -> _Acc:
         name = self.reuse_name(type_, name)
@@ -956,7 +973,7 @@ class _Session:
                 break
         current = current or chain[-1]
         cname = self.campaigns[camp].name if camp else None
-        short = short_name(cname) if cname else ""
+        short = self.short(cname) if cname else ""
         name = f"{short} {label}" if short else label[:1].upper() + label[1:]
         u = self.units[ui]
         meta: dict[str, Any] = {
@@ -1031,7 +1048,7 @@ class _Session:
     ) -> None:
         v = vals[0]
         cname = self.campaigns[camp].name if camp else None
-        short = short_name(cname) if cname else ""
+        short = self.short(cname) if cname else ""
         name = f"{short} {label}" if short else label[:1].upper() + label[1:]
         meta: dict[str, Any] = {"kpi": label, "value": v.value, "unit": _UNIT_OF[v.kind]}
         if cname:
@@ -1346,7 +1363,7 @@ class _Session:
                 canon = "Raise"
             else:
                 canon = "Set"
-            name = f"{canon} {short_name(camp)} {tgt} to {strat[-1].group('v')}"
+            name = f"{canon} {self.short(camp)} {tgt} to {strat[-1].group('v')}"
         elif strat and camp and canon in {"Switch", "Set", "Lower", "Raise", ""}:
             s = strat[-1]
             label = _STRATEGY_NAMES.get(
@@ -1361,15 +1378,15 @@ class _Session:
                     if label == "Target ROAS"
                     else label
                 )
-                name = f"{canon or 'Set'} {short_name(camp)} {tgt} to{val}"
+                name = f"{canon or 'Set'} {self.short(camp)} {tgt} to{val}"
             else:
-                name = f"Switch {short_name(camp)} to {label}{val}"
+                name = f"Switch {self.short(camp)} to {label}{val}"
         elif budget and canon in {"Raise", "Lower", "Set", "Cap", "Shift", "Keep", ""}:
             amount = budget[-1]
             if not camp and not re.search(r"\b(?:account|total|whole)\b", sentence, re.I):
                 last = self.last_campaign_before(ui)
                 camp = self.campaigns[last].name if last else None
-            target = f"{short_name(camp)} budget" if camp else "budget"
+            target = f"{self.short(camp)} budget" if camp else "budget"
             if canon == "Cap" or (
                 not camp and re.search(r"\b(?:account|total|whole)\b", sentence, re.I)
             ):
@@ -1408,7 +1425,7 @@ class _Session:
                 return
             lead = "" if verb == "done" else verb.capitalize()
             if camp and words and words[0].lower() in {"it", "that", "them"}:
-                words[0] = short_name(camp)
+                words[0] = self.short(camp)
             name = f"{lead} {' '.join(words)}".strip(" ,-")
             if len(name) < 4:
                 return
@@ -1524,7 +1541,7 @@ class _Session:
                     camp = self.mentions[ui][0][2] if self.mentions[ui] else None
                     if not fb and marker and camp and _SEVERE.search(low):
                         # "ugh, the Spring Sale one again": a campaign that keeps disappointing
-                        fb = f"{short_name(self.campaigns[camp].name)} underperforming"
+                        fb = f"{self.short(self.campaigns[camp].name)} underperforming"
                     if not fb:
                         continue
                     tid, name = fb, fb
