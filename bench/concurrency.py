@@ -1,0 +1,183 @@
+"""Concurrent writers on the local host: index drift, lost entities, lost versions.
+
+    .venv/bin/python bench/concurrency.py                       # start a host on a temp dir
+    .venv/bin/python bench/concurrency.py --url http://127.0.0.1:8787 --clients 8 --batches 50
+
+Part 1: `--clients` clients each send `--batches` batch upserts of new entities for ONE user,
+all at once. Every batch reads the user's index and writes it back whole, so concurrent batches
+overwrite each other's index entries (KV is last-writer-wins). Measured: entities in KV (listed
+by the export route) against entries in the index before reindex (the drift), then after
+`POST /reindex`: entities lost (acknowledged but not in KV) must be 0 and the index must match.
+
+Part 2: `--same-clients` clients upsert the SAME entity `--same-rounds` times each, each upsert
+a change. Measured: the end state's version against the highest version any client was given,
+and the ledger (`GET .../history`): which version numbers it holds, which are missing, and which
+were recorded more than once (two writers that read the same version both write version + 1).
+Exit status 1 if an acknowledged entity was lost or the index does not match after reindex.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.load import host_url, percentile
+
+USER = "conc-user"
+
+
+def new_entity(client: int, batch: int, i: int) -> dict[str, Any]:
+    return {
+        "type": "campaign",
+        "name": f"Campaign c{client} b{batch} n{i}",
+        "content": f"Search campaign {client}-{batch}-{i} on target CPA",
+        "importance": 0.5,
+        "metadata": {"strategy": "target CPA", "budget": 100 + i},
+    }
+
+
+async def many_batches(base_url: str, args: argparse.Namespace) -> int:
+    acked: set[tuple[str, str]] = set()
+    latencies: list[float] = []
+    errors: Counter[str] = Counter()
+    limits = httpx.Limits(max_connections=args.clients)
+    async with httpx.AsyncClient(base_url=base_url, timeout=120, limits=limits) as client:
+
+        async def writer(cid: int) -> None:
+            for b in range(args.batches):
+                body = {
+                    "session_id": f"conc-{cid}",
+                    "entities": [new_entity(cid, b, i) for i in range(args.batch_size)],
+                }
+                started = time.perf_counter()
+                resp = await client.put(f"/v1/users/{USER}/entities", json=body)
+                latencies.append((time.perf_counter() - started) * 1000)
+                if resp.status_code != 200:
+                    errors[f"HTTP {resp.status_code} {resp.text[:100]}"] += 1
+                    continue
+                acked.update((r["type"], r["id"]) for r in resp.json()["results"])
+
+        started = time.perf_counter()
+        await asyncio.gather(*(writer(c) for c in range(args.clients)))
+        wall = time.perf_counter() - started
+
+        kv = {
+            (e["type"], e["id"])
+            for e in (await client.get(f"/v1/users/{USER}/export")).json()["entities"]
+        }
+        index_before = (await client.get(f"/v1/users/{USER}/entities")).json()["entities"]
+        repair = (await client.post(f"/v1/users/{USER}/reindex")).json()
+        index_after = (await client.get(f"/v1/users/{USER}/entities")).json()["entities"]
+
+    requests = args.clients * args.batches
+    before_ids = {(e["type"], e["id"]) for e in index_before}
+    after_ids = {(e["type"], e["id"]) for e in index_after}
+    lost = acked - kv
+    print(
+        f"part 1: {args.clients} clients x {args.batches} batches x {args.batch_size} entities"
+        f" for one user: {requests} requests in {wall:.1f} s ({requests / wall:.1f} req/s),"
+        f" p50 {percentile(latencies, 50):.0f} ms, p95 {percentile(latencies, 95):.0f} ms,"
+        f" p99 {percentile(latencies, 99):.0f} ms, errors {sum(errors.values())}"
+    )
+    for what, n in errors.most_common(5):
+        print(f"  error x{n}: {what}")
+    drift = len(kv - before_ids)
+    print(f"  acknowledged entities: {len(acked)}; in KV: {len(kv)}")
+    print(
+        f"  index before reindex: {len(index_before)} entries; drift (in KV, not in index):"
+        f" {drift} ({100 * drift / max(1, len(kv)):.1f}%)"
+    )
+    print(f"  reindex: {repair}")
+    print(
+        f"  index after reindex: {len(index_after)} entries; missing from index:"
+        f" {len(kv - after_ids)}; entries without entity: {len(after_ids - kv)}"
+    )
+    print(f"  entities lost (acknowledged, not in KV): {len(lost)}")
+    return len(lost) + len(kv ^ after_ids)
+
+
+async def same_entity(base_url: str, args: argparse.Namespace) -> None:
+    given: list[int] = []
+    errors: Counter[str] = Counter()
+    path = f"/v1/users/{USER}-same/entities"
+    async with httpx.AsyncClient(base_url=base_url, timeout=120) as client:
+
+        async def writer(cid: int) -> None:
+            for r in range(args.same_rounds):
+                item = {
+                    "type": "campaign",
+                    "id": "contested",
+                    "name": "Contested Campaign",
+                    "content": f"budget set by client {cid} in round {r}",
+                    "importance": 0.5,
+                    "metadata": {"budget": 1000 * cid + r},
+                }
+                resp = await client.put(
+                    path, json={"session_id": f"same-{cid}", "entities": [item]}
+                )
+                if resp.status_code != 200:
+                    errors[f"HTTP {resp.status_code} {resp.text[:100]}"] += 1
+                    continue
+                given.append(resp.json()["results"][0]["version"])
+
+        await asyncio.gather(*(writer(c) for c in range(args.same_clients)))
+        final = (await client.get(f"{path}/campaign/contested")).json()
+        history = (
+            await client.get(f"{path}/campaign/contested/history", params={"limit": 1000})
+        ).json()["versions"]
+
+    writes = args.same_clients * args.same_rounds
+    recorded = Counter(v["version"] for v in history)
+    top = max(given) if given else 0
+    missing = sorted(set(range(1, top + 1)) - set(recorded))
+    duplicated = {v: n for v, n in sorted(recorded.items()) if n > 1}
+    given_counts = Counter(given)
+    print(
+        f"part 2: {args.same_clients} clients x {args.same_rounds} upserts of one entity"
+        f" ({writes} writes, {sum(errors.values())} errors)"
+    )
+    print(
+        f"  highest version returned to a client: {top}; final stored version: {final['version']}"
+    )
+    shared = sum(1 for n in given_counts.values() if n > 1)
+    print(
+        f"  distinct versions returned: {len(given_counts)} of {len(given)} responses;"
+        f" versions returned to more than one client: {shared}"
+    )
+    print(
+        f"  ledger rows: {len(history)}; distinct versions: {len(recorded)};"
+        f" missing versions in 1..{top}: {len(missing)}"
+        f"{' ' + str(missing[:20]) if missing else ''}; versions recorded more than once:"
+        f" {len(duplicated)}"
+    )
+    print(f"  writes whose content was overwritten without a version of its own: {writes - top}")
+    print(f"  final state is from the highest version: {final['version'] == top}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--url", help="a running host on loopback (default: start one)")
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--batches", type=int, default=50)
+    parser.add_argument("--batch-size", type=int, default=3)
+    parser.add_argument("--same-clients", type=int, default=8)
+    parser.add_argument("--same-rounds", type=int, default=10)
+    args = parser.parse_args()
+    with host_url(args.url) as base_url:
+        failures = asyncio.run(many_batches(base_url, args))
+        asyncio.run(same_entity(base_url, args))
+    print(f"\nentities lost or mis-indexed after reindex: {failures}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
