@@ -181,6 +181,12 @@ def test_metric_history_in_one_sentence_keeps_the_current_value() -> None:
     assert "$58" in m["content"] and "$44" in m["content"]
 
 
+def test_stored_metric_name_with_filler_is_reused() -> None:
+    known = [KnownEntity("metric", "sunset-tours-search-cpa", "Sunset Tours Search CPA")]
+    cands = run(("assistant", "Sunset Tours Search: CPA $44 this week."), known=known)
+    assert one(cands, "metric", "Sunset Tours Search CPA")["metadata"]["value"] == 44.0
+
+
 def test_metric_table_rows() -> None:
     cands = run(
         ("user", "numbers for Paddle Rentals please"),

@@ -581,13 +581,21 @@ class _Session:
         return cur
 
     def reuse_name(self, type_: str, name: str) -> str:
-        """A stored entity's name when `name` equals it or one of its aliases."""
+        """A stored entity's name when `name` equals it or one of its aliases; for metrics, also
+        a stored name that differs only by filler ("Trail Runners Search CPA")."""
         norm = normalize_name(name)
         for k in self.known:
             if k.type != type_:
                 continue
             if norm == normalize_name(k.name) or norm in {normalize_name(a) for a in k.aliases}:
                 return k.name
+        if type_ == "metric":
+            mine = set(tokenize(name))
+            for k in self.known:
+                if k.type == type_ and mine:
+                    theirs = set(tokenize(k.name))
+                    if theirs and (mine ^ theirs) <= _METRIC_FILLER:
+                        return k.name
         return name
 
     def run(self) -> list[dict[str, Any]]:
@@ -973,8 +981,7 @@ class _Session:
                 break
         current = current or chain[-1]
         cname = self.campaigns[camp].name if camp else None
-        short = self.short(cname) if cname else ""
-        name = f"{short} {label}" if short else label[:1].upper() + label[1:]
+        name = self.metric_name(camp, label)
         u = self.units[ui]
         meta: dict[str, Any] = {
             "kpi": label,
@@ -997,6 +1004,24 @@ class _Session:
             acc.metadata.update(meta)
         acc.head = f"{name}: {current.text}."
         acc.add_line(u.text)
+
+    def metric_name(self, camp: str | None, label: str) -> str:
+        """ "<campaign short name> <KPI>", or a stored metric's name for the same campaign and
+        KPI under another form of the campaign's name ("Trail Runners Search CPA")."""
+        if not camp:
+            return label[:1].upper() + label[1:]
+        c = self.campaigns[camp]
+        name = f"{self.short(c.name)} {label}"
+        kpi = set(tokenize(label))
+        forms = [set(tokenize(a)) | kpi for a in [c.name, *c.aliases]]
+        for k in self.known:
+            if k.type != "metric":
+                continue
+            for n in (k.name, *k.aliases):
+                theirs = set(tokenize(n)) - _METRIC_FILLER
+                if theirs and any(theirs == f - _METRIC_FILLER for f in forms):
+                    return k.name
+        return name
 
     def metrics_in_table(self, mi: int, content: str) -> None:
         rows = self.table_rows(mi, content, "any")
@@ -1048,8 +1073,7 @@ class _Session:
     ) -> None:
         v = vals[0]
         cname = self.campaigns[camp].name if camp else None
-        short = self.short(cname) if cname else ""
-        name = f"{short} {label}" if short else label[:1].upper() + label[1:]
+        name = self.metric_name(camp, label)
         meta: dict[str, Any] = {"kpi": label, "value": v.value, "unit": _UNIT_OF[v.kind]}
         if cname:
             meta["campaign"] = cname
@@ -1852,6 +1876,8 @@ _SELF_COMPLAINING = {
     "rising_cpc", "tracking_broken", "disapprovals", "brand_bidding",
 }  # fmt: skip
 _TOPIC_RES: dict[str, re.Pattern[str]] = {t: re.compile(rx) for t, rx, _n in _PAIN_TOPIC_DEFS}
+#: Words whose presence alone does not make two metric names different.
+_METRIC_FILLER = {"search", "campaign", "avg", "average", "mean", "overall", "account", "total"}
 _WEAK_TERMS = set(
     """not tracked issue problem thing low quality high ads google campaign spend cost calls
     call search term terms conversion conversions report update budget max change changes
@@ -1967,7 +1993,15 @@ def _cc_slot(m: re.Match[str], low: str, nxt: str) -> str:
     person = next((g for g in (who.groups() if who else ()) if g), "")
     if person in {"me", "in", "on", "the", "everyone", "i", "you", "will", "is"}:
         person = ""
-    return f"CC {person.title()} on reports" if person else "CC on reports"
+    topic = re.search(
+        r"\bcc'?d?\b[\w' ]{0,20}? on (\w+) (?:stuff|reports?|emails?|updates?|things)", low
+    )
+    what = (
+        f"{topic.group(1)} reports"
+        if topic and topic.group(1) not in {"the", "all", "my"}
+        else "reports"
+    )
+    return f"CC {person.title()} on {what}" if person else f"CC on {what}"
 
 
 def _judge_slot(m: re.Match[str], low: str, nxt: str) -> str:
