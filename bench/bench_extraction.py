@@ -23,7 +23,14 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "src"), str(ROOT)]
 
-from bench.eval_scoring import TYPES, Tally, assign, false_positives, recall  # noqa: E402
+from bench.eval_scoring import (  # noqa: E402
+    TYPES,
+    Tally,
+    assign,
+    false_positives,
+    importance_agreement,
+    recall,
+)
 from entity_memory.extraction.base import KnownEntity, Message  # noqa: E402
 from entity_memory.extraction.rules import RulesExtractor  # noqa: E402
 from entity_memory.keys import slug_for  # noqa: E402
@@ -54,6 +61,7 @@ async def run_scenario(path: Path, show_misses: bool, show_fp: bool) -> dict[str
     strict, lenient = Tally(), Tally()
     fps = 0
     n_extracted = 0
+    imp_agree = imp_total = 0
     elapsed = 0.0
     for session in data["sessions"]:
         messages = [Message(role=m["role"], content=m["content"]) for m in session["messages"]]
@@ -64,6 +72,8 @@ async def run_scenario(path: Path, show_misses: bool, show_fp: bool) -> dict[str
         rows = session["expect_entities"]
         strict.merge(recall(cands, rows))
         lenient.merge(recall(cands, rows, lenient=True))
+        agree, compared = importance_agreement(cands, rows)
+        imp_agree, imp_total = imp_agree + agree, imp_total + compared
         fp = false_positives(cands, rows)
         fps += len(fp)
         n_extracted += len(cands)
@@ -87,6 +97,7 @@ async def run_scenario(path: Path, show_misses: bool, show_fp: bool) -> dict[str
         "extracted": n_extracted,
         "sessions": len(data["sessions"]),
         "seconds": elapsed,
+        "imp": (imp_agree, imp_total),
     }
 
 
@@ -131,6 +142,12 @@ async def main() -> None:
     print_table(results, "strict")
     print("\nRule 1 recall, lenient (also the entity's own aliases, or all facts in its content)")
     print_table(results, "lenient")
+    agree = sum(r["imp"][0] for r in results)
+    total = sum(r["imp"][1] for r in results)
+    print(
+        f"\nImportance band agreement on matched rows (>=0.85 high, 0.5-0.85 medium, <0.5 low): "
+        f"{agree}/{total} = {agree / max(total, 1) * 100:.1f}%"
+    )
 
 
 if __name__ == "__main__":

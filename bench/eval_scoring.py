@@ -148,6 +148,26 @@ def false_positives(entities: Sequence[Ent], rows: Sequence[Row]) -> list[Ent]:
     return [e for e, ri in zip(entities, assign(entities, rows), strict=True) if ri < 0]
 
 
+def band(importance: float) -> str:
+    """The SPEC's importance bands: 0.9+ high (0.85 rounds there), 0.5-0.8 medium, <0.5 low."""
+    if importance >= 0.85:
+        return "high"
+    return "medium" if importance >= 0.5 else "low"
+
+
+def importance_agreement(entities: Sequence[Ent], rows: Sequence[Row]) -> tuple[int, int]:
+    """(agreeing, compared): for each row matched by an entity, whether the entity's importance
+    falls in the row's band (the best-scored entity when several match)."""
+    agree = total = 0
+    for row, ents in zip(rows, matched_rows(entities, rows), strict=True):
+        if not ents or "importance" not in row:
+            continue
+        total += 1
+        best = max(float(entities[i].get("importance", 0.5)) for i in ents)
+        agree += band(best) == row["importance"]
+    return agree, total
+
+
 # --- rules 2-5: for the end-to-end replay -------------------------------------------------------
 
 

@@ -16,7 +16,9 @@ from bench.eval_scoring import (  # noqa: E402
     context_excludes,
     duplicates,
     false_positives,
+    band,
     hit_at_k,
+    importance_agreement,
     match_length,
     normalise,
     recall,
@@ -95,3 +97,19 @@ def test_replay_helpers() -> None:
     assert hit_at_k(stored, top, 10, final) == 0.5
     assert context_contains("Budget $90/DAY", ["$90/day", "paused"]) == 0.5
     assert context_excludes("Budget $90/day", ["$60/day"]) == 1.0
+
+
+def test_importance_bands() -> None:
+    assert [band(x) for x in (0.95, 0.85, 0.7, 0.5, 0.45)] == [
+        "high",
+        "high",
+        "medium",
+        "medium",
+        "low",
+    ]
+    rows = [
+        row("campaign", "Rafting Tours", importance="high"),
+        row("metric", "X", importance="low"),
+    ]
+    got = [ent("campaign", "Rafting Tours", importance=0.7)]
+    assert importance_agreement(got, rows) == (0, 1)
