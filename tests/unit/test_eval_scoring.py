@@ -11,12 +11,12 @@ if str(ROOT) not in sys.path:
 
 from bench.eval_scoring import (  # noqa: E402
     assign,
+    band,
     changed_current,
     context_contains,
     context_excludes,
     duplicates,
     false_positives,
-    band,
     hit_at_k,
     importance_agreement,
     match_length,
