@@ -991,19 +991,34 @@ class _Session:
         if cname:
             meta["campaign"] = cname
         primary = label in {"CPA", "ROAS"} or label.startswith("cost per")
-        if primary and (u.role == "user" or len(chain) > 1 or cname):
-            importance = 0.9
-        elif primary or label in {"CTR", "CPC", "conversion rate", "spend"} or "rate" in label:
-            importance = 0.7
+        changed = len(chain) > 1 or bool(
+            re.search(r"\b(?:down|up|from|was|dropped|rose|fell|improved)\b", fold(text))
+        )
+        about_users_campaign = bool(camp and self.campaigns[camp].user_mentioned)
+        if u.role == "user" or self.user_cares(label, current):
+            importance = 0.9  # a critical metric: the user brought it up or reacted to it
+        elif primary and (changed or about_users_campaign):
+            importance = 0.9  # the efficiency KPI of a campaign under discussion, or its trend
+        elif primary or label in {"CTR", "avg CPC", "conversion rate"} or "rate" in label:
+            importance = 0.7  # context
         elif label in {"conversions", "sales", "orders", "bookings"}:
-            importance = 0.5
+            importance = 0.45  # background
         else:
             importance = 0.6
         acc = self.acc("metric", name, importance, meta)
-        if acc.metadata.get("value") is None or current is chain[0] or True:
-            acc.metadata.update(meta)
+        acc.metadata.update(meta)
         acc.head = f"{name}: {current.text}."
         acc.add_line(u.text)
+
+    def user_cares(self, label: str, value: _Value) -> bool:
+        """The user named this KPI or repeated its value somewhere in the session."""
+        said = " ".join(fold(m.content) for m in self.messages if m.role == "user")
+        if re.search(r"(?<![\w-])" + re.escape(fold(label)) + r"(?![\w-])", said):
+            return True
+        if value.value is not None and value.value >= 1:
+            num = f"{value.value:g}"
+            return bool(re.search(r"(?<![\d.,$])\$?" + re.escape(num) + r"(?![\d,]|\.\d)", said))
+        return False
 
     def metric_name(self, camp: str | None, label: str) -> str:
         """ "<campaign short name> <KPI>", or a stored metric's name for the same campaign and
@@ -1688,7 +1703,7 @@ class _Session:
                     }
                     if key not in self.out and normalize_name(name) not in known_names:
                         continue
-                    importance = 0.5
+                    importance = 0.45  # the agent restating it: background
                 else:
                     importance = 0.9 if explicit or _EXPLICIT_PREF.search(low) else 0.7
                 value = " ".join(u.text.split())
