@@ -235,6 +235,8 @@ class IndexEntry(CamelModel):
     #: The first few aliases, so extraction can resolve a mention without reading entities.
     aliases: list[str] = Field(default_factory=list)
     keywords: list[str] = Field(default_factory=list)
+    #: How many leading keywords come from the name (weighted higher in ranking).
+    name_terms: int = 0
 
 
 class EntityIndex(CamelModel):

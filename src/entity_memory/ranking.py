@@ -89,26 +89,36 @@ class Score:
         }
 
 
-def _document(entry: IndexEntry) -> Counter[str]:
-    doc: Counter[str] = Counter()
-    in_name = name_terms(entry.name)
-    for term in in_name:
-        doc[term] += _NAME_BOOST
-    for term in entry.keywords:
-        if term not in in_name:
-            doc[term] += 1
-    return doc
+def name_term_count(name: str, keywords: Sequence[str]) -> int:
+    """How many leading keywords are the name's (keywords_for puts them first)."""
+    unique = list(dict.fromkeys(name_terms(name)))
+    return sum(1 for t in unique if t in keywords[: len(unique)])
+
+
+def _hits(entry: IndexEntry, query: Sequence[str]) -> tuple[list[tuple[str, int]], int]:
+    """(query terms in the entry with their term frequency, the entry's length in terms).
+
+    Works on the index entry's keyword list alone (name terms first, counted _NAME_BOOST
+    times), so ranking never tokenizes stored text at query time.
+    """
+    keywords = entry.keywords
+    n_name = entry.name_terms or name_term_count(entry.name, keywords)
+    hits = []
+    for term in query:
+        if term in keywords:
+            hits.append((term, _NAME_BOOST if keywords.index(term) < n_name else 1))
+    return hits, len(keywords) + (_NAME_BOOST - 1) * n_name
 
 
 def score_entries(entries: Sequence[IndexEntry], task: str, now_ms: int) -> list[Score]:
     """Score every entry for `task`, best first; ties go to the more recent, then by name."""
     query = list(dict.fromkeys(tokenize(task)))
-    docs = [_document(e) for e in entries]
-    n_docs = len(docs) or 1
-    avg_len = sum(sum(d.values()) for d in docs) / n_docs or 1.0
+    matched_docs = [_hits(e, query) for e in entries]
+    n_docs = len(entries) or 1
+    avg_len = sum(length for _, length in matched_docs) / n_docs or 1.0
     doc_freq: Counter[str] = Counter()
-    for doc in docs:
-        doc_freq.update(t for t in query if t in doc)
+    for hits, _ in matched_docs:
+        doc_freq.update(t for t, _ in hits)
     # BM25's idf, floored at a small positive value so a term in every doc still counts a bit.
     idf = {
         t: max(0.05, math.log(1 + (n_docs - doc_freq[t] + 0.5) / (doc_freq[t] + 0.5)))
@@ -118,16 +128,13 @@ def score_entries(entries: Sequence[IndexEntry], task: str, now_ms: int) -> list
     best_possible = sum(idf.values())
 
     scores: list[Score] = []
-    for entry, doc in zip(entries, docs, strict=True):
-        length_norm = 1 - _B + _B * sum(doc.values()) / avg_len
-        raw = 0.0
-        matched: list[str] = []
-        for term, weight in idf.items():
-            tf = doc.get(term, 0)
-            if tf:
-                matched.append(term)
-                raw += weight * min(1.0, _saturate(tf, length_norm) / _FULL_MATCH)
-        relevance = min(1.0, raw / best_possible) if best_possible else 0.0
+    for entry, (hits, length) in zip(entries, matched_docs, strict=True):
+        relevance = 0.0
+        if hits and best_possible:
+            length_norm = 1 - _B + _B * length / avg_len
+            raw = sum(idf[t] * min(1.0, _saturate(tf, length_norm) / _FULL_MATCH) for t, tf in hits)
+            relevance = min(1.0, raw / best_possible)
+        matched = [t for t, _ in hits]
         importance = min(1.0, max(0.0, entry.importance))
         recency = recency_score(entry.updated_at, now_ms)
         total = (

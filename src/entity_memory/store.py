@@ -28,7 +28,7 @@ from .models import (
     IndexEntry,
     parse_entity,
 )
-from .ranking import Score, keywords_for, score_entries, select
+from .ranking import Score, keywords_for, name_term_count, score_entries, select
 
 logger = logging.getLogger(__name__)
 
@@ -74,6 +74,7 @@ def _metadata_terms(entity: BaseEntity) -> list[str]:
 
 
 def index_entry_for(entity: BaseEntity) -> IndexEntry:
+    keywords = keywords_for(entity.name, entity.aliases, entity.content, _metadata_terms(entity))
     return IndexEntry(
         id=entity.id,
         type=entity.type,
@@ -82,7 +83,8 @@ def index_entry_for(entity: BaseEntity) -> IndexEntry:
         updated_at=entity.updated_at,
         version=entity.version,
         aliases=entity.aliases[:5],
-        keywords=keywords_for(entity.name, entity.aliases, entity.content, _metadata_terms(entity)),
+        keywords=keywords,
+        name_terms=name_term_count(entity.name, keywords),
     )
 
 
