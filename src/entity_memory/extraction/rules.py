@@ -493,6 +493,7 @@ class _Acc:
         }
 
 
+_BULLET = re.compile(r"^\s*(?:[-*•|]|\d+[.)])")
 _SENT_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Za-z0-9'\"$(\[~])")
 _ABBREV_END = re.compile(
     r"(?:\b(?:vs|e\.g|i\.e|approx|avg|etc|mr|mrs|ms|dr|st|inc|ltd|no|wk|mo)\.|^\s*(?:[-*•]\s*)?"
@@ -556,6 +557,17 @@ class _Session:
         self.messages = messages
         self.known = known
         self.units = _segment(messages)
+        #: unit indexes per message, and each bullet unit's heading (the nearest earlier
+        #: non-bullet unit of its message, or -1), computed once: sessions can be long.
+        self.msg_units: dict[int, list[int]] = {}
+        self.heading: list[int] = []
+        last_plain: dict[int, int] = {}
+        for i, u in enumerate(self.units):
+            self.msg_units.setdefault(u.msg, []).append(i)
+            self.heading.append(last_plain.get(u.msg, -1))
+            if not _BULLET.match(u.line_text):
+                last_plain[u.msg] = i
+        self._text_cache: dict[int, str] = {}
         self.out: dict[tuple[str, str], _Acc] = {}
         self.campaigns: dict[str, _Campaign] = {}
         self.mentions: list[list[tuple[int, int, str]]] = []  # per unit: (start, end, campaign)
@@ -742,21 +754,17 @@ class _Session:
         if after:
             return after[0]
         # bullet lines under a heading "X, first three weeks:"
-        if re.match(r"^\s*(?:[-*•|]|\d+[.)])", u.line_text):
-            for j in range(ui - 1, -1, -1):
-                v = self.units[j]
-                if v.msg != u.msg:
-                    break
-                if v.line != u.line and not re.match(r"^\s*(?:[-*•|]|\d+[.)])", v.line_text):
-                    if v.line_text.rstrip().endswith(":"):
-                        if self.mentions[j]:
-                            return self.mentions[j][-1][2]
-                        if u.role == "assistant":  # "It worked. Four weeks on tCPA:"
-                            return self.context_campaign(u.msg, user_only=True)
-                    break
+        j = self.heading[ui]
+        if _BULLET.match(u.line_text) and j >= 0:
+            v = self.units[j]
+            if v.line_text.rstrip().endswith(":"):
+                if self.mentions[j]:
+                    return self.mentions[j][-1][2]
+                if u.role == "assistant":  # "It worked. Four weeks on tCPA:"
+                    return self.context_campaign(u.msg, user_only=True)
         # an answer about the one campaign the user just asked about
         if u.role == "assistant" and not any(
-            self.mentions[j] for j in range(ui) if self.units[j].msg == u.msg
+            self.mentions[j] for j in self.msg_units[u.msg] if j < ui
         ):
             return self.context_campaign(u.msg, user_only=True)
         return None
@@ -856,7 +864,7 @@ class _Session:
         """A reply that gives a value without naming the KPI the user just asked about:
         "Match rate?" -> "92% for the last two weeks"; "demo-to-SQL by campaign?" -> bullets."""
         u = self.units[ui]
-        first = next(i for i, v in enumerate(self.units) if v.msg == u.msg)
+        first = self.msg_units[u.msg][0]
         is_bullet = bool(re.match(r"^\s*(?:[-*•]|\d+[.)])", u.line_text))
         if ui != first and not is_bullet:
             return
@@ -1103,9 +1111,7 @@ class _Session:
         for j in (mi - 1,) if user_only else (mi - 1, mi):
             if user_only and (j < 0 or self.messages[j].role != "user"):
                 continue
-            keys = {
-                k for i, u in enumerate(self.units) if u.msg == j for _s, _e, k in self.mentions[i]
-            }
+            keys = {k for i in self.msg_units.get(j, ()) for _s, _e, k in self.mentions[i]}
             if len(keys) == 1:
                 return next(iter(keys))
         return None
@@ -1122,9 +1128,16 @@ class _Session:
                 self.user_decision(ui)
 
     def message_text(self, mi: int) -> str:
-        if 0 <= mi < len(self.messages):
-            return " ".join(self.messages[mi].content.split())
-        return ""
+        if not 0 <= mi < len(self.messages):
+            return ""
+        if mi not in self._text_cache:
+            self._text_cache[mi] = " ".join(self.messages[mi].content.split())
+        return self._text_cache[mi]
+
+    def near(self, mi: int) -> str:
+        """The start of a message, for looking up context words: bounded, so that a huge
+        message does not make every decision rescan it."""
+        return self.message_text(mi)[:1500]
 
     def prev_role_msg(self, mi: int, role: str) -> int:
         for j in range(mi - 1, -1, -1):
@@ -1144,20 +1157,15 @@ class _Session:
         u = self.units[ui]
         t = re.sub(r"^\s*(?:[-*•]\s*|\d+[.)]\s*)", "", u.text)
         under_done = False
-        if re.match(r"^\s*[-*•]", u.line_text):
-            for j in range(ui - 1, -1, -1):
-                v = self.units[j]
-                if v.msg != u.msg:
-                    break
-                if not re.match(r"^\s*[-*•]", v.line_text):
-                    under_done = bool(re.match(r"^(?:done|set up|changes made)\b", v.text, re.I))
-                    if re.search(
-                        r"\b(?:options?|could|would|suggest|propos\w+|plan|ideas?)\b|\?\s*$",
-                        v.line_text,
-                        re.I,
-                    ):
-                        return  # a list of options, not things done
-                    break
+        if _BULLET.match(u.line_text) and self.heading[ui] >= 0:
+            v = self.units[self.heading[ui]]
+            under_done = bool(re.match(r"^(?:done|set up|changes made)\b", v.text, re.I))
+            if re.search(
+                r"\b(?:options?|could|would|suggest|propos\w+|plan|ideas?)\b|\?\s*$",
+                v.line_text,
+                re.I,
+            ):
+                return  # a list of options, not things done
         parts = re.split(
             r",?\s+and\s+(?=(?:added|paused|switched|raised|lowered|set|launched|removed|excluded|"
             r"created|moved|blocked|updated|capped|resumed)\b)",
@@ -1263,7 +1271,7 @@ class _Session:
             acc.add_line(t)
             self.add_context(acc, u.msg)
             return
-        first = next(i for i, v in enumerate(self.units) if v.msg == u.msg)
+        first = self.msg_units[u.msg][0]
         if ui == first and _is_agreement(t) and "?" not in self.messages[u.msg].content:
             self.agreement(ui)
 
@@ -1286,10 +1294,8 @@ class _Session:
         prev = self.prev_role_msg(u.msg, "assistant")
         if prev < 0:
             return
-        for j in range(len(self.units) - 1, -1, -1):  # the proposal nearest to the "yes"
+        for j in reversed(self.msg_units.get(prev, [])):  # the proposal nearest to the "yes"
             v = self.units[j]
-            if v.msg != prev:
-                continue
             pm = re.search(
                 r"\b(?:i'?d|i would|i suggest(?: we)?|i recommend|we could|let'?s|"
                 r"my suggestion is to)\s+(?P<rest>.+)",
@@ -1371,7 +1377,7 @@ class _Session:
             canon == "Add"
             and (
                 re.search(r"'[^']+'", rest)
-                or re.search(r"\bnegative|\bblock(?:ed)?\b", self.message_text(u.msg), re.I)
+                or re.search(r"\bnegative|\bblock(?:ed)?\b", self.near(u.msg), re.I)
             )
         ):
             name = "Negative keywords"
@@ -1394,7 +1400,7 @@ class _Session:
             label = _strategy_label(strat[-1])
             tgt = "tCPA" if label == "Target CPA" else "tROAS"
             around = fold(
-                " ".join([sentence] + [self.message_text(j) for j in range(u.msg - 3, u.msg + 1)])
+                " ".join([sentence] + [self.near(j) for j in range(u.msg - 3, u.msg + 1)])
             )
             if re.search(r"\b(?:tighten|lower|reduce|drop|decrease|cut)\w*", around):
                 canon = "Lower"
@@ -1434,9 +1440,7 @@ class _Session:
                 if canon in {"Set", ""} and camp:
                     prior = self.prior_budget(ui, camp, amount)
                     new = _parse_number(amount) or 0.0
-                    around = fold(
-                        " ".join(self.message_text(j) for j in range(u.msg - 2, u.msg + 1))
-                    )
+                    around = fold(" ".join(self.near(j) for j in range(u.msg - 2, u.msg + 1)))
                     up = re.search(r"\b(?:raise|increase|bump|more budget|double)\w*", around)
                     down = re.search(r"\b(?:lower|reduce|drop|decrease|cut|trim)\w*", around)
                     if prior is not None:
@@ -1476,7 +1480,7 @@ class _Session:
             um = self.prev_role_msg(u.msg, "user")
             rm = re.search(
                 r"\b(?:because|since|cause|i'?d rather|so that)\b\s+([^.!?]*)",
-                self.message_text(um),
+                self.near(um),
                 re.I,
             )
             if rm:
@@ -1519,7 +1523,7 @@ class _Session:
         in the same sentence counts), if it differs from the new amount."""
         new = _parse_number(amount)
         key = normalize_name(camp)
-        for j in range(ui, -1, -1):
+        for j in range(ui, max(-1, ui - 60), -1):
             text = self.units[j].text
             if j < ui and key not in {k for _s, _e, k in self.mentions[j]}:
                 continue
@@ -1548,7 +1552,7 @@ class _Session:
                     acc.add_line(f"User earlier: {self.message_text(earlier)[:300]}")
         if am >= 0 and re.search(
             r"\b(?:i'?d|i would|suggest|recommend|propos\w*|options?|could|should|plan)\b",
-            self.message_text(am),
+            self.near(am),
             re.I,
         ):
             acc.add_line(f"Proposal: {self.message_text(am)[:500]}")
@@ -2098,7 +2102,7 @@ _PREFS: list[tuple[str, Any, re.Pattern[str], bool]] = [
             r"(?:never|don'?t|no) (?:move|change|raise|shift|"
             r"increase|cut)\w* (?:the )?budgets? by more than \d+ ?%|"
             r"budget changes? (?:over|above|of more than) \d+ ?%|"
-            r"\d+ ?% (?:at a time|at once|cap\b|rule)",
+            r"(?<!\d)\d+ ?% (?:at a time|at once|cap\b|rule)",
             True,
         ),
         (
@@ -2121,7 +2125,7 @@ _PREFS: list[tuple[str, Any, re.Pattern[str], bool]] = [
             "risk",
             _pct_slot("{n}% experiment cap"),
             r"experiments? (?:gets? |get )?(?:at most|max(?:imum)?|no "
-            r"more than|capped at) \d+ ?%|\d+ ?% experiment cap",
+            r"more than|capped at) \d+ ?%|(?<!\d)\d+ ?% experiment cap",
             True,
         ),
         (
