@@ -171,6 +171,16 @@ def test_spoken_costs_and_spelled_numbers() -> None:
     assert "75 bucks per booking" in booking["content"]
 
 
+def test_any_cost_per_noun_and_plain_roas() -> None:
+    cands = run(("assistant", "Sofa Sale PMax: ROAS of 3.4, about $55 per new customer."))
+    assert one(cands, "metric", "Sofa Sale PMax ROAS")["metadata"]["value"] == 3.4
+    assert one(cands, "metric", "Sofa Sale PMax CPA")["metadata"]["value"] == 55.0
+    cands = run(
+        ("assistant", "Paddle Rentals: $14 per rental, $40 a day, $3 per mile."), known=[PADDLE]
+    )
+    assert names(cands, "metric") == {"Paddle cost per rental"}
+
+
 def test_metric_history_in_one_sentence_keeps_the_current_value() -> None:
     cands = run(
         ("assistant", "Paddle Rentals CPA went from $58 to $44 after the new landing page."),

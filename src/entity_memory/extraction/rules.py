@@ -317,7 +317,7 @@ _KPIS: list[tuple[str, str, tuple[str, ...]]] = [
         ("pct",),
     ),
     (r"(?:search )?impression share", "impression share", ("pct",)),
-    (r"\bROAS\b|return on ad ?spend", "ROAS", ("pct", "mult")),
+    (r"\bROAS\b|return on ad ?spend", "ROAS", ("pct", "mult", "roas_num")),
     (r"\bCTR\b|click[- ]through rate", "CTR", ("pct",)),
     (r"\bCVR\b|conv(?:ersion)?\.? rate", "conversion rate", ("pct",)),
     (r"(?:avg\.? |average )?\bCPCs?\b|(?:avg\.? |average )?cost per click", "avg CPC", ("money",)),
@@ -373,11 +373,17 @@ _COUNT_NOUNS = (
 )
 _COUNTABLE = re.compile(r"^(?:" + _COUNT_NOUNS + r")$", re.IGNORECASE)
 _PER_NOUN_RE = re.compile(
-    r"\s*(?:per|a|an|/|for each|each)\s*(?P<noun>lead|enquiry|inquiry|demo|sql|booking|call|sale"
+    r"\s*(?:(?:per|a|an|for each)\s+|/\s*)(?:(?:new|additional|extra|single|qualified|booked|"
+    r"closed|paying|completed|successful) )?"
+    r"(?P<noun>lead|enquiry|inquiry|demo|sql|booking|call|sale"
     r"|order|conversion|acquisition|purchase|customer|click|signup|sign-up|trial"
     r"|appointment|mql|consultation|consult|quote|visit|patient|registration|application"
     r"|download|subscriber|member|ticket|reservation|enrollment|enrolment|donation|donor"
-    r"|student|install(?=s? cost)|job(?=s? cost))\b",
+    r"|student|install(?=s? cost)|job(?=s? cost)"
+    r"|(?!(?:day|week|month|year|hour|minute|night|mile|km|kilometer|unit|item|install|job|"
+    r"person|head|piece|pound|kg|lb|square|sq|foot|ft|cent|dollar|impression|thousand|mille|"
+    r"cent|share|time|side|each|the|a|an|right|now|week|while|lot|bit|few|couple)s?\b)"
+    r"[a-z]{3,}(?<!s))\b",
     re.IGNORECASE,
 )
 _PREV_MARK = re.compile(
@@ -965,7 +971,16 @@ class _Session:
                 break
             if any(rx.search(gap) for rx, lab, _k in _KPI_RES if lab):
                 break
-            if v.kind not in kinds or re.search(r"/|\b(?:a|per) (?:day|week|month)", v.text):
+            plain_roas = (
+                "roas_num" in kinds
+                and v.kind == "num"
+                and "." in v.text
+                and v.value is not None
+                and v.value <= 30
+            )
+            if (v.kind not in kinds and not plain_roas) or re.search(
+                r"/|\b(?:a|per) (?:day|week|month)", v.text
+            ):
                 if chain:
                     break
                 continue
