@@ -27,6 +27,7 @@ from bench.eval_scoring import (  # noqa: E402
     TYPES,
     Tally,
     assign,
+    facts_in_matched,
     false_positives,
     importance_agreement,
     recall,
@@ -62,6 +63,7 @@ async def run_scenario(path: Path, show_misses: bool, show_fp: bool) -> dict[str
     fps = 0
     n_extracted = 0
     imp_agree = imp_total = 0
+    facts_ok = facts_total = 0
     elapsed = 0.0
     for session in data["sessions"]:
         messages = [Message(role=m["role"], content=m["content"]) for m in session["messages"]]
@@ -74,6 +76,8 @@ async def run_scenario(path: Path, show_misses: bool, show_fp: bool) -> dict[str
         lenient.merge(recall(cands, rows, lenient=True))
         agree, compared = importance_agreement(cands, rows)
         imp_agree, imp_total = imp_agree + agree, imp_total + compared
+        ok, matched = facts_in_matched(cands, rows)
+        facts_ok, facts_total = facts_ok + ok, facts_total + matched
         fp = false_positives(cands, rows)
         fps += len(fp)
         n_extracted += len(cands)
@@ -98,6 +102,7 @@ async def run_scenario(path: Path, show_misses: bool, show_fp: bool) -> dict[str
         "sessions": len(data["sessions"]),
         "seconds": elapsed,
         "imp": (imp_agree, imp_total),
+        "facts": (facts_ok, facts_total),
     }
 
 
@@ -144,8 +149,14 @@ async def main() -> None:
     print_table(results, "lenient")
     agree = sum(r["imp"][0] for r in results)
     total = sum(r["imp"][1] for r in results)
+    fok = sum(r["facts"][0] for r in results)
+    ftot = sum(r["facts"][1] for r in results)
     print(
-        f"\nImportance band agreement on matched rows (>=0.85 high, 0.5-0.85 medium, <0.5 low): "
+        f"\nMatched rows whose facts all appear in the entity's content/metadata: "
+        f"{fok}/{ftot} = {fok / max(ftot, 1) * 100:.1f}%"
+    )
+    print(
+        f"Importance band agreement on matched rows (>=0.85 high, 0.5-0.85 medium, <0.5 low): "
         f"{agree}/{total} = {agree / max(total, 1) * 100:.1f}%"
     )
 

@@ -168,6 +168,18 @@ def importance_agreement(entities: Sequence[Ent], rows: Sequence[Row]) -> tuple[
     return agree, total
 
 
+def facts_in_matched(entities: Sequence[Ent], rows: Sequence[Row]) -> tuple[int, int]:
+    """(rows whose facts all appear in a matching entity, rows matched): how much of what the
+    gold says about an entity its extracted text carries."""
+    ok = total = 0
+    for row, ents in zip(rows, matched_rows(entities, rows), strict=True):
+        if not ents:
+            continue
+        total += 1
+        ok += any(facts_present(entities[i], row.get("facts", [])) for i in ents)
+    return ok, total
+
+
 # --- rules 2-5: for the end-to-end replay -------------------------------------------------------
 
 
