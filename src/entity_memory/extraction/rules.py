@@ -574,6 +574,7 @@ class _Session:
             if not _BULLET.match(u.line_text):
                 last_plain[u.msg] = i
         self._text_cache: dict[int, str] = {}
+        self.complained: dict[int, set[int]] = {}  # pain point (id) -> user messages
         self.out: dict[tuple[str, str], _Acc] = {}
         self.campaigns: dict[str, _Campaign] = {}
         self.mentions: list[list[tuple[int, int, str]]] = []  # per unit: (start, end, campaign)
@@ -704,7 +705,7 @@ class _Session:
                 keys = words.get(w) or words.get(w.rstrip("s")) or words.get(w + "s") or set()
                 if len(keys) == 1:
                     key = next(iter(keys))
-                    self.mentions[i].append((m.start(1), m.end(1), key))
+                    self.mentions[i].append((m.start(), m.end(), key))
                     if i not in self.campaigns[key].units:
                         self.campaigns[key].units.append(i)
             for m in rx.finditer(folded):
@@ -794,13 +795,44 @@ class _Session:
                 end = min(end, s_)
         return text[start:end]
 
+    def campaign_context(self, c: _Campaign) -> list[int]:
+        """The sentences about a campaign: those naming it, the next sentence when it names no
+        campaign ("Budget stays at $60/day."), and the start of a reply that names none when
+        the user's question named only this one ("sandals pmax?" -> "- ROAS 1.6x ...")."""
+        key = normalize_name(c.name)
+        out: list[int] = []
+        for i in c.units:
+            if i not in out:
+                out.append(i)
+            u = self.units[i]
+            for j in (i - 1, i + 1):
+                if not 0 <= j < len(self.units) or j in out or self.mentions[j]:
+                    continue
+                v = self.units[j]
+                if v.msg != u.msg:
+                    continue
+                if _BULLET.match(u.line_text) and v.line != u.line:
+                    continue  # a neighbouring bullet is about something else
+                if j < i and not re.search(r"\$[\d,.]+\s?(?:/\s?day|a day|per day)", v.text):
+                    continue
+                out.append(j)
+        for mi, units in self.msg_units.items():
+            if self.messages[mi].role != "user" or mi + 1 not in self.msg_units:
+                continue
+            keys = {k for i in units for _s, _e, k in self.mentions[i]}
+            reply = self.msg_units[mi + 1]
+            if keys == {key} and not any(self.mentions[i] for i in reply):
+                out.extend(i for i in reply[:3] if i not in out)
+        return sorted(out)
+
     def emit_campaigns(self) -> None:
         for c in self.campaigns.values():
             if not c.units:
                 continue
             meta: dict[str, Any] = {}
-            lines = [self.units[i] for i in c.units]
-            for i in c.units:
+            extended = self.campaign_context(c)
+            lines = [self.units[i] for i in extended]
+            for i in extended:
                 t = self.segment_for(i, normalize_name(c.name))
                 hypo = bool(_HYPOTHETICAL.search(t)) and not re.search(
                     r"^(?:done|paused|switched|raised|launched|set|resumed)", t, re.I
@@ -848,7 +880,7 @@ class _Session:
             if "status" in meta:
                 facts.append(f"status {meta['status']}")
             acc.head = f"{c.name}: {', '.join(facts)}." if facts else f"{c.name}."
-            for u in lines[:8]:
+            for u in lines[:10]:
                 acc.add_line(u.text)
             for i in c.units:
                 for s, e, key in self.mentions[i]:
@@ -1585,7 +1617,15 @@ class _Session:
             seen = tid in by_topic if tid else False
             if u.role == "user":
                 marker = _PAIN_MARK.search(low) or re.search(r"[?!]{2,}|\b[A-Z]{4,}\b", u.text)
-                if marker and not (topic or known_name) and last and last[0] == u.msg:
+                follows = bool(last) and (
+                    last[0] == u.msg
+                    or (
+                        ui == self.msg_units[u.msg][0]
+                        and self.prev_role_msg(u.msg, "user") == last[0]
+                        and re.search(r"\b(?:this|that|it)\b", low) is not None
+                    )
+                )
+                if marker and not (topic or known_name) and last and follows:
                     self.pain_update(last[1], ui, u, low)  # "... again. third time I'm asking"
                     continue
                 resolved = _RESOLVED.search(low)
@@ -1631,8 +1671,13 @@ class _Session:
             last = (u.msg, acc)
             if topic:
                 acc.add_alias(topic[2])
-        # the agent's explanation: sentences on the same topic anywhere in the session
+        # the agent's explanation: sentences on the same topic anywhere in the session, and
+        # the start of its reply to each complaint
         for key, acc in by_topic.items():
+            for mi in sorted(self.complained.get(id(acc), ())):
+                for i in self.msg_units.get(mi + 1, [])[:2]:
+                    if self.messages[mi + 1].role == "assistant":
+                        acc.add_line(self.units[i].text)
             for u in self.units:
                 low = fold(u.text)
                 t = _pain_topic(low)
@@ -1646,6 +1691,8 @@ class _Session:
 
     def pain_update(self, acc: _Acc, ui: int, u: _Unit, low: str) -> None:
         meta = acc.metadata
+        if u.role == "user":
+            self.complained.setdefault(id(acc), set()).add(u.msg)
         if _SEVERE.search(low) or re.search(r"[?!]{2,}|\b[A-Z]{4,}\b", u.text):
             meta["severity"] = "high"
         freq = _frequency(low)
