@@ -34,6 +34,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..models import entity_input_adapter
 from ..text import fold, normalize_name, tokenize
 from .base import ExtractionResult, KnownEntity, Message
 
@@ -550,7 +551,15 @@ class RulesExtractor:
     async def extract(
         self, messages: list[Message], known: list[KnownEntity], now_ms: int
     ) -> ExtractionResult:
-        return ExtractionResult(extractor=self.name, candidates=extract_candidates(messages, known))
+        result = ExtractionResult(extractor=self.name)
+        for cand in extract_candidates(messages, known):
+            try:  # a pattern bug must surface as a rejection, never as bad data downstream
+                entity_input_adapter.validate_python(cand)
+            except ValueError as exc:
+                result.rejected.append({"item": cand, "reason": str(exc)[:500]})
+            else:
+                result.candidates.append(cand)
+        return result
 
 
 def extract_candidates(messages: list[Message], known: list[KnownEntity]) -> list[dict[str, Any]]:
