@@ -181,6 +181,14 @@ def test_any_cost_per_noun_and_plain_roas() -> None:
     assert names(cands, "metric") == {"Paddle cost per rental"}
 
 
+def test_sibling_bullet_inherits_the_kpi() -> None:
+    cands = run(
+        ("user", "quick numbers?"),
+        ("assistant", "- Sofa Sale PMax: ROAS 2.2x\n- Gift Cards - Shopping is at 480%"),
+    )
+    assert one(cands, "metric", "Gift Cards ROAS")["metadata"]["value"] == 480.0
+
+
 def test_metric_history_in_one_sentence_keeps_the_current_value() -> None:
     cands = run(
         ("assistant", "Paddle Rentals CPA went from $58 to $44 after the new landing page."),

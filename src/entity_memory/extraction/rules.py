@@ -899,25 +899,46 @@ class _Session:
     # -- metrics --
 
     def find_metrics(self) -> None:
+        last_bullet_kpi: dict[int, tuple[int, str]] = {}  # message -> (unit, KPI label)
         for ui, u in enumerate(self.units):
             if u.line_text.lstrip().startswith("|"):
                 continue
-            if not self.metrics_in(ui, u.text) and u.role == "assistant":
-                self.answered_metric(ui)
+            labels = self.metrics_in(ui, u.text)
+            if labels and _BULLET.match(u.line_text):
+                last_bullet_kpi[u.msg] = (ui, labels[-1])
+            elif not labels and u.role == "assistant":
+                prev = last_bullet_kpi.get(u.msg)
+                if not self.answered_metric(ui) and prev and _BULLET.match(u.line_text):
+                    self.sibling_metric(ui, prev[1])
         for mi, m in enumerate(self.messages):
             self.metrics_in_table(mi, m.content)
 
-    def answered_metric(self, ui: int) -> None:
+    def sibling_metric(self, ui: int, label: str) -> None:
+        """A bullet that names a campaign and a value but no KPI, under a bullet that did:
+        "- Sandals PMax: ROAS 1.6x" / "- Standard Shopping is at 340% (3.4x)"."""
+        if not self.mentions[ui]:
+            return
+        kinds = next((k for rx, lab, k in _KPI_RES if lab == label), ())
+        if not kinds and label.startswith("cost per"):
+            kinds = ("money",)
+        for v in _values(self.units[ui].text):
+            if v.kind in kinds and not re.search(r"/|\b(?:a|per) (?:day|week|month)", v.text):
+                camp = self.campaign_at(ui, v.start)
+                if camp:
+                    self.add_metric(ui, label, camp, [v], self.units[ui].text)
+                return
+
+    def answered_metric(self, ui: int) -> bool:
         """A reply that gives a value without naming the KPI the user just asked about:
         "Match rate?" -> "92% for the last two weeks"; "demo-to-SQL by campaign?" -> bullets."""
         u = self.units[ui]
         first = self.msg_units[u.msg][0]
         is_bullet = bool(re.match(r"^\s*(?:[-*•]|\d+[.)])", u.line_text))
         if ui != first and not is_bullet:
-            return
+            return False
         um = self.prev_role_msg(u.msg, "user")
         if um < 0 or um != u.msg - 1:
-            return
+            return False
         asked: list[tuple[str, tuple[str, ...]]] = []
         question = self.messages[um].content
         for rx, label, kinds in _KPI_RES:
@@ -926,18 +947,20 @@ class _Session:
                 if lab and all(lab != a for a, _k in asked):
                     asked.append((lab, kinds))
         if len(asked) != 1 or _values(question):
-            return
+            return False
         label, kinds = asked[0]
         for v in _values(u.text):
             if v.kind in kinds and not re.search(r"/|\b(?:a|per) (?:day|week|month)", v.text):
                 camp = self.campaign_at(ui, v.start)
                 self.add_metric(ui, label, camp, [v], u.text)
-                return
+                return True
+        return False
 
-    def metrics_in(self, ui: int, text: str) -> bool:
+    def metrics_in(self, ui: int, text: str) -> list[str]:
+        """KPI values in one sentence; returns the KPI labels found."""
         vals = _values(text)
         if not vals:
-            return False
+            return []
         used: set[int] = set()
         hits: list[tuple[str, int, list[_Value]]] = []
         # "$68 per lead", "52 bucks per sale", "$0.90 a click"
@@ -979,7 +1002,7 @@ class _Session:
         for label, pos, chain in hits:
             camp = self.campaign_at(ui, pos)
             self.add_metric(ui, label, camp, chain, text)
-        return bool(hits)
+        return [label for label, _pos, _chain in hits]
 
     def value_chain(
         self,
@@ -1320,7 +1343,8 @@ class _Session:
                 {
                     "action": phrase,
                     "rationale": "",
-                    "affectedEntities": self.affected(ui, t),
+                    "affectedEntities": self.affected(ui, t)
+                    or ([self.campaigns[last].name] if last else []),
                     "reversible": True,
                 },
             )
@@ -1550,7 +1574,7 @@ class _Session:
                 r"^(?:logged why|rationale logged|logged|reason|why)\s*:\s*(.*)", w.text, re.I
             )
             if lm:
-                rationale = (rationale + " " + lm.group(1)).strip()
+                rationale = "; ".join(x for x in (rationale.strip(" ."), lm.group(1)) if x)
         action = " ".join(sentence.split())[:480]
         meta = {
             "action": action,
