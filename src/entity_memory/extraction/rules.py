@@ -10,7 +10,9 @@ CPython and Pyodide and costs no tokens. It reads a session the way an analyst s
 - metrics: a KPI (CPA, ROAS, CTR, CPC, CPM, conversion rate, impression share, cost per <noun>,
   "<a>-to-<b> rate", spend, conversions, margin, ...) next to a value with its unit ("$42",
   "3.2x", "310%", "forty dollars", "52 bucks per sale"), attributed to the campaign named in
-  the same line; named "<campaign short name> <KPI>" so every session gives the same name;
+  the same line (or its heading, or the campaign the user just asked about); named
+  "<campaign short name> <KPI>" ("Trail Runners CPA", "Emergency avg CPC") so every session
+  gives the same name, or a stored metric's name for the same campaign and KPI;
 - decisions: actions the agent reports as done ("Paused X", "Switched X from A to B",
   "Raised X to $72/day", "Done: ..."), user instructions ("let's pause X", "go ahead and raise
   the budget to $80/day"), agreement to a proposal ("ok do it" after "I'd ..."), deferrals
@@ -26,6 +28,8 @@ CPython and Pyodide and costs no tokens. It reads a session the way an analyst s
 Importance follows the SPEC: 0.9+ explicit decisions, critical metrics, stated preferences;
 0.5-0.8 mentioned campaigns, context metrics, implied preferences; below 0.5 background.
 Content keeps the source sentences, so values stay as written ("$52", "310% ROAS").
+Candidates are validated against models.py before they leave; failures become rejections.
+Run `bench/bench_extraction.py` for recall on the dev set.
 """
 
 from __future__ import annotations
@@ -372,7 +376,6 @@ _COUNT_NOUNS = (
     r"|subscribers|members|tickets|reservations|enrollments|donations"
     r"|sign-ups|purchases|installs|trials|appointments|jobs|clicks"
 )
-_COUNTABLE = re.compile(r"^(?:" + _COUNT_NOUNS + r")$", re.IGNORECASE)
 _PER_NOUN_RE = re.compile(
     r"\s*(?:(?:per|a|an|for each)\s+|/\s*)(?:(?:new|additional|extra|single|qualified|booked|"
     r"closed|paying|completed|successful) )?"
