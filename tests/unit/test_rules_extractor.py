@@ -400,7 +400,7 @@ def test_stated_preferences_by_category() -> None:
     assert one(cands, "preference", "Short bullet-point updates")["metadata"]["category"] == (
         "communication"
     )
-    report = one(cands, "preference", "Report cadence")
+    report = one(cands, "preference", "Weekly report")
     assert report["metadata"]["category"] == "reporting"
     assert "every friday" in report["content"].lower()
     risk = one(cands, "preference", "Max 15% budget changes")
@@ -420,6 +420,15 @@ def test_revised_preference_keeps_the_stored_name() -> None:
     )
     p = one(cands, "preference", "Check-in cadence")
     assert "every other thursday" in p["metadata"]["value"]
+
+
+def test_revised_report_cadence_keeps_the_stored_name() -> None:
+    known = [KnownEntity("preference", "weekly-report", "Weekly report", ("weekly report",))]
+    cands = run(
+        ("user", "let's do the report monthly instead, first Tuesday of the month"), known=known
+    )
+    p = one(cands, "preference", "Weekly report")
+    assert "monthly" in p["metadata"]["value"]
 
 
 def test_dont_experiment_on_a_campaign() -> None:

@@ -1843,7 +1843,7 @@ class _Session:
                 m = rx.search(fold(n))
                 if m and (
                     slot is not _cadence_slot
-                    or _cadence_slot(m, fold(n), "").split()[0] == name.split()[0]
+                    or _cadence_slot(m, fold(n), "").split()[-1] == name.split()[-1]
                 ):
                     return k.name
         norm_terms = set(tokenize(name)) - _WEAK_TERMS
@@ -2076,21 +2076,35 @@ _EXPLICIT_PREF = re.compile(
 
 
 def _cadence_slot(m: re.Match[str], low: str, nxt: str) -> str:
+    """ "send me a weekly report every Friday" -> "Weekly report"; check-ins and calls keep a
+    cadence-free name ("Check-in cadence") since their rhythm is what gets revised."""
+    noun = ""
     for text in (m.group(0), low):
-        if re.search(r"\breports?\b|\bsend me\b", text):
-            return "Report cadence"
         if re.search(r"check[- ]?ins?|\bcalls?\b|meeting|sync", text):
             return "Check-in cadence"
-        if re.search(r"\bupdates?\b", text):
-            return "Update cadence"
-    return "Report cadence"
+        found = re.search(r"\b(report|update|summary|recap|digest|email)s?\b", text)
+        if found:
+            noun = found.group(1)
+            break
+    noun = noun or "report"
+    if re.search(r"bi-?weekly|every other|every two weeks|fortnight", low):
+        cadence = "Biweekly"
+    elif re.search(r"monthly|every month|of (?:the|every) month", low):
+        cadence = "Monthly"
+    elif re.search(r"daily|every day", low):
+        cadence = "Daily"
+    elif re.search(r"weekly|every week|(?:mon|tues|wednes|thurs|fri|satur|sun)day", low):
+        cadence = "Weekly"
+    else:
+        return f"{noun.capitalize()} cadence"
+    return f"{cadence} {noun}"
 
 
 def _no_test_slot(m: re.Match[str], low: str, nxt: str) -> str:
     what = m.group("what").strip()
     what = re.sub(r"^(?:the|my|our)\s+", "", what)
     what = re.sub(r"\s+(?:campaign|one)$", "", what)
-    if what in {"it", "that", "anything", "them", "budget", "budgets"}:
+    if what in {"it", "that", "anything", "them", "budget", "budgets", "yet", "now", "this", "for"}:
         return ""
     if m.group("verb") in {"touch", "change"}:
         return f"Don't touch {what.title()}"
