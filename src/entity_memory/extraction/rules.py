@@ -1509,6 +1509,13 @@ class _Session:
                 name = f"{canon or 'Set'} {self.short(camp)} {tgt} to{val}"
             else:
                 name = f"Switch {self.short(camp)} to {label}{val}"
+                around = fold(
+                    " ".join([sentence] + [self.near(j) for j in range(u.msg - 2, u.msg + 1)])
+                )
+                if re.search(
+                    r"\b(?:a test|as a test|test idea|experiment|trial run|we judge it)\b", around
+                ):
+                    name = f"Test {label} on {self.short(camp)}"
         elif budget and canon in {"Raise", "Lower", "Set", "Cap", "Shift", "Keep", ""}:
             amount = budget[-1]
             if not camp and not re.search(r"\b(?:account|total|whole)\b", sentence, re.I):
