@@ -431,6 +431,23 @@ def test_revised_report_cadence_keeps_the_stored_name() -> None:
     assert "monthly" in p["metadata"]["value"]
 
 
+def test_texted_cadence_shortness_and_placement_exclusion() -> None:
+    cands = run(
+        (
+            "user",
+            "text me the numbers every sunday evening, super short. and never run ads on tiktok",
+        )
+    )
+    assert one(cands, "preference", "Weekly report")["metadata"]["category"] == "reporting"
+    assert one(cands, "preference", "Short bullet-point updates")
+    assert one(cands, "preference", "No ads on Tiktok")["metadata"]["category"] == "risk"
+
+
+def test_complaint_about_a_cost_names_the_kpi() -> None:
+    cands = run(("user", "$410 per application is insane for a yoga course"))
+    assert one(cands, "pain_point", "High cost per application")["metadata"]["severity"] == "high"
+
+
 def test_dont_experiment_on_a_campaign() -> None:
     cands = run(("user", "never test anything on the implants campaign, it pays the rent"))
     assert one(cands, "preference", "Don't experiment on Implants")["metadata"]["category"] == (

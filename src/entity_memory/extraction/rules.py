@@ -1521,6 +1521,7 @@ class _Session:
             if not camp and not re.search(r"\b(?:account|total|whole)\b", sentence, re.I):
                 last = self.last_campaign_before(ui)
                 camp = self.campaigns[last].name if last else None
+                camps = [camp] if camp else camps
             target = f"{self.short(camp)} budget" if camp else "budget"
             if canon == "Cap" or (
                 not camp and re.search(r"\b(?:account|total|whole)\b", sentence, re.I)
@@ -1926,14 +1927,14 @@ _PAIN_MARK = re.compile(
     r"tired of|hate|awful|terrible|horrible|garbage|junk|again|keeps? (?:happening|showing|coming|"
     r"getting)|still|(?:second|third|fourth|fifth) time|problem|issue|complain\w*|wrong|waste\w*|"
     r"black box|mess|way too|too (?:much|expensive)|no idea|makes no sense|indefensible|"
-    r"furious|ridiculous|unacceptable|worried|concern\w*|struggl\w*|"
+    r"furious|ridiculous|unacceptable|insane|absurd|worried|concern\w*|struggl\w*|"
     r"can'?t (?:even )?(?:see|tell|figure)|doesn'?t show|"
     r"disaster|killing (?:me|us)|eating (?:my|our|the) budget|expensive|selling me stuff|"
     r"spent way more|more than i expected)\b"
 )
 _SEVERE = re.compile(
     r"\b(?:nuts|crazy|furious|garbage|hate|awful|terrible|horrible|indefensible|disaster|"
-    r"killing|ridiculous|unacceptable|again|keeps?|twice|still|"
+    r"killing|ridiculous|unacceptable|insane|absurd|again|keeps?|twice|still|"
     r"(?:second|third|fourth|fifth) time|every time|way too|"
     r"sick of|wrong|black box)\b"
 )
@@ -1992,7 +1993,9 @@ _PAIN_TOPIC_DEFS: list[tuple[str, str, Any]] = [
      r"dropped to zero)", "Conversion tracking broken"),
     ("disapprovals", r"disapprov\w*|policy violation|suspended", "Disapproved ads"),
     ("high_cpa", r"(?:cpa|cost per \w+) (?:is )?(?:way )?too (?:high|much)|too expensive|feels "
-     r"expensive|bucks per sale is|way too much", "High CPA"),
+     r"expensive|(?:bucks|dollars|\$?\d[\d,.]*) (?:per|a|an) \w+ is (?:way too much|too much|"
+     r"insane|crazy|ridiculous|absurd|too high|steep)|way too much|(?:is|are) (?:insane|steep)",
+     "High CPA"),
 ]  # fmt: skip
 #: Topics whose very words are a complaint ("price shoppers"), unlike "search terms".
 _SELF_COMPLAINING = {
@@ -2053,6 +2056,12 @@ def _pain_topic(low: str) -> tuple[str, str, str] | None:
         if m:
             if tid == "black_box":
                 return tid, _black_box_name(low), m.group(0)
+            if tid == "high_cpa":  # "375 per application is insane" -> "High cost per application"
+                per = re.search(r"(?:per|a|an) (\w+) is\b|(cost per \w+|cpa|cpc|cpl)\b", low)
+                noun = (per.group(1) or per.group(2)) if per else ""
+                label = _kpi_label(noun) if per and per.group(1) else (noun or "cpa")
+                label = {"cpa": "CPA", "cpc": "avg CPC", "cpl": "cost per lead"}.get(label, label)
+                return tid, f"High {label}", m.group(0)
             name = namer(m.group(0)) if callable(namer) else namer
             return tid, name, m.group(0)
     return None
@@ -2118,6 +2127,13 @@ def _no_test_slot(m: re.Match[str], low: str, nxt: str) -> str:
     return f"Don't experiment on {what.title()}"
 
 
+def _placement_slot(m: re.Match[str], low: str, nxt: str) -> str:
+    what = m.group("what").strip(".")
+    if what in {"it", "that", "this", "them", "the", "a"}:
+        return ""
+    return f"No ads on {what if what.isupper() else what.title()}"
+
+
 def _pct_slot(template: str) -> Any:
     def slot(m: re.Match[str], low: str, nxt: str) -> str:
         n = re.search(r"\d+(?:\.\d+)?", m.group(0))
@@ -2168,7 +2184,8 @@ _PREFS: list[tuple[str, Any, re.Pattern[str], bool]] = [
             "communication",
             "Short bullet-point updates",
             r"keep it (?:short|brief|tight)|bullet[- ]?"
-            r"points?|be (?:brief|concise)|short and sweet|\btl;?dr\b|short answers|short, like",
+            r"points?|be (?:brief|concise)|short and sweet|\btl;?dr\b|short answers|short, like|"
+            r"\b(?:super|very|really|nice and) short\b",
             True,
         ),
         (
@@ -2198,7 +2215,7 @@ _PREFS: list[tuple[str, Any, re.Pattern[str], bool]] = [
             "reporting",
             _cadence_slot,
             r"(?:reports?|updates?|check[- ]?ins?|summary|recap|calls?|"
-            r"send me (?:this|it|a \w+)?)\b[^.?!]{0,40}"
+            r"(?:send|text|email|e-mail|message|ping|call) me(?: (?:this|it|a \w+))?)\b[^.?!]{0,40}"
             + _CADENCE
             + r"|"
             + _CADENCE
@@ -2231,6 +2248,13 @@ _PREFS: list[tuple[str, Any, re.Pattern[str], bool]] = [
             r"(?: anything| stuff| around)?(?: with| on)? "
             r"(?P<what>(?:the |my |our )?[a-z0-9-]+(?: [a-z0-9-]+)?? ?"
             r"(?:campaign|one)?)\b",
+            True,
+        ),
+        (
+            "risk",
+            _placement_slot,
+            r"(?:don'?t|do not|never) (?:ever )?(?:run|show|advertise|put|place)"
+            r"(?: (?:ads|anything|us|our ads))? on (?P<what>[a-z0-9][\w.-]*)",
             True,
         ),
         (
