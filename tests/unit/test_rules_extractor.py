@@ -89,11 +89,33 @@ def test_known_campaigns_and_their_aliases_are_reused() -> None:
 
 
 def test_short_names() -> None:
-    # a distinctive head word alone, unless another campaign starts with it
-    assert short_name("Sunset Tours Search") == "Sunset"
-    assert short_name("Sunset Tours Search", ("Sunset Kayaks",)) == "Sunset Tours"
-    assert short_name("Kayak Tours Search") == "Kayak Tours"  # too short to stand alone
-    assert short_name("Summer Tours Search") == "Summer Tours"  # too generic
+    # a distinctive head word alone when people use it, unless another campaign starts with it
+    assert short_name("Sunset Tours Search") == "Sunset Tours"
+    assert short_name("Sunset Tours Search", head_used=True) == "Sunset"
+    assert short_name("Sunset Tours Search", ("Sunset Kayaks",), head_used=True) == "Sunset Tours"
+    assert short_name("Kayak Tours Search", head_used=True) == "Kayak Tours"  # too short
+    assert short_name("Summer Tours Search", head_used=True) == "Summer Tours"  # too generic
+
+
+def test_head_word_name_when_the_conversation_uses_it() -> None:
+    cands = run(
+        ("user", "how is implants doing?"),
+        ("assistant", "Implants Dentistry - Search: CPA $180, down from $210."),
+    )
+    assert one(cands, "metric", "Implants CPA")["metadata"]["value"] == 180.0
+
+
+def test_lowercase_campaign_names() -> None:
+    cands = run(
+        ("user", "our estate planning campaign eats the budget; pause the remarketing campaign"),
+        (
+            "assistant",
+            "Paused the remarketing campaign. Estate planning: cost per consultation $240.",
+        ),
+    )
+    assert {"Estate Planning", "Remarketing"} <= names(cands, "campaign")
+    assert one(cands, "decision", "Pause Remarketing")
+    assert one(cands, "metric", "Estate Planning cost per consultation")
     assert short_name("Implants - NB - US") == "Implants"
     assert short_name("Gift Cards - Shopping") == "Gift Cards"
     assert short_name("Brand Search") == "Brand"
@@ -166,7 +188,7 @@ def test_spoken_costs_and_spelled_numbers() -> None:
     cpa = one(cands, "metric", "CPA")
     assert cpa["metadata"]["value"] == 40.0 and cpa["metadata"]["unit"] == "USD"
     assert "forty dollars" in cpa["content"]
-    booking = one(cands, "metric", "Sunset cost per booking")
+    booking = one(cands, "metric", "Sunset Tours cost per booking")
     assert booking["metadata"]["value"] == 75.0
     assert "75 bucks per booking" in booking["content"]
 
@@ -178,7 +200,7 @@ def test_any_cost_per_noun_and_plain_roas() -> None:
     cands = run(
         ("assistant", "Paddle Rentals: $14 per rental, $40 a day, $3 per mile."), known=[PADDLE]
     )
-    assert names(cands, "metric") == {"Paddle cost per rental"}
+    assert names(cands, "metric") == {"Paddle Rentals cost per rental"}
 
 
 def test_sibling_bullet_inherits_the_kpi() -> None:
@@ -194,7 +216,7 @@ def test_metric_history_in_one_sentence_keeps_the_current_value() -> None:
         ("assistant", "Paddle Rentals CPA went from $58 to $44 after the new landing page."),
         known=[PADDLE],
     )
-    m = one(cands, "metric", "Paddle CPA")
+    m = one(cands, "metric", "Paddle Rentals CPA")
     assert m["metadata"]["value"] == 44.0
     assert "$58" in m["content"] and "$44" in m["content"]
 
@@ -215,16 +237,16 @@ def test_metric_table_rows() -> None:
         ),
         known=[PADDLE],
     )
-    m = one(cands, "metric", "Paddle cost per booking")
+    m = one(cands, "metric", "Paddle Rentals cost per booking")
     assert m["metadata"]["value"] == 62.0
-    assert one(cands, "metric", "Paddle conversion rate")["metadata"]["value"] == 4.0
+    assert one(cands, "metric", "Paddle Rentals conversion rate")["metadata"]["value"] == 4.0
 
 
 def test_same_metric_name_across_sessions() -> None:
     first = run(("assistant", "Sunset Tours Search: CPA $52 over 30 days."))
     second = run(("assistant", "CPA on Sunset Tours Search is now $47, down from $52."))
-    a, b = one(first, "metric", "Sunset CPA"), one(second, "metric", "Sunset CPA")
-    assert slug_for(a["name"]) == slug_for(b["name"]) == "sunset-cpa"
+    a, b = one(first, "metric", "Sunset Tours CPA"), one(second, "metric", "Sunset Tours CPA")
+    assert slug_for(a["name"]) == slug_for(b["name"]) == "sunset-tours-cpa"
     assert b["metadata"]["value"] == 47.0
 
 
@@ -236,7 +258,7 @@ def test_switch_with_rationale_from_the_user() -> None:
         ("user", "let's switch Sunset Tours to target CPA because manual bidding eats my weekends"),
         ("assistant", "Switched Sunset Tours Search from Manual CPC to Target CPA at $40."),
     )
-    d = one(cands, "decision", "Switch Sunset to Target CPA $40")
+    d = one(cands, "decision", "Switch Sunset Tours to Target CPA $40")
     assert d["importance"] >= 0.9
     assert d["metadata"]["affectedEntities"] == ["Sunset Tours Search"]
     assert "manual bidding eats my weekends" in d["metadata"]["rationale"]
@@ -251,7 +273,7 @@ def test_user_instruction_without_confirmation_and_budget_raise() -> None:
         ("assistant", "Sure thing, I will take care of it tonight."),
         known=[PADDLE],
     )
-    d = one(cands, "decision", "Raise Paddle budget to $80/day")
+    d = one(cands, "decision", "Raise Paddle Rentals budget to $80/day")
     assert d["metadata"]["affectedEntities"] == ["Paddle Rentals"]
 
 
@@ -295,7 +317,7 @@ def test_compound_confirmation_gives_two_decisions_with_their_own_campaigns() ->
         known=[PADDLE],
     )
     pause = one(cands, "decision", "Pause Sofa Sale PMax")
-    raise_ = one(cands, "decision", "Raise Paddle budget to $55/day")
+    raise_ = one(cands, "decision", "Raise Paddle Rentals budget to $55/day")
     assert pause["metadata"]["affectedEntities"] == ["Sofa Sale PMax"]
     assert raise_["metadata"]["affectedEntities"] == ["Paddle Rentals"]
     assert one(cands, "campaign", "Paddle Rentals")["metadata"] == {"budget": 55.0}
@@ -329,7 +351,7 @@ def test_value_answering_the_users_kpi_question() -> None:
         ("assistant", "About 7.5% over the last two weeks."),
         known=[PADDLE],
     )
-    m = one(cands, "metric", "Paddle booking rate")
+    m = one(cands, "metric", "Paddle Rentals booking rate")
     assert m["metadata"]["value"] == 7.5 and m["metadata"]["unit"] == "%"
 
 

@@ -197,6 +197,14 @@ _CHANNEL_NAME_RE = re.compile(
 )
 _THE_X_CAMPAIGN_RE = re.compile(r"\b((?:" + _CAPW + r" ){1,4})campaign\b")
 #: 'Spring Sale 2026' campaign, the campaign called "Back to School"
+_LOWER_CAMPAIGN_RE = re.compile(
+    r"\b(?:our|the|my|your|that|this) ((?:[a-z][a-z0-9&-]* ){0,2}[a-z][a-z0-9&-]*) campaign\b"
+)
+#: Words that open a noun phrase but never a campaign's name.
+_LOWER_SKIP = set(
+    """whole same other best main entire current existing old new one only first last every
+    each any some google ads ad paid search""".split()
+)
 _QUOTED_CAMPAIGN_RE = re.compile(
     r"['\"\u2018\u201c]([A-Z0-9][^'\"\u2019\u201d]{1,60}?)['\"\u2019\u201d]\s+(?:campaign|one)\b|"
     r"\bcampaign (?:called|named) ['\"\u2018\u201c]([^'\"\u2019\u201d]{2,60})['\"\u2019\u201d]"
@@ -241,12 +249,12 @@ def _plausible_campaign(name: str) -> bool:
     return not re.search(r"\b(?:CPA|ROAS|CTR|CPC|CPM|Spend|Demos|Metric|Campaign)$", name)
 
 
-def short_name(campaign: str, others: tuple[str, ...] = ()) -> str:
+def short_name(campaign: str, others: tuple[str, ...] = (), head_used: bool = False) -> str:
     """The campaign's everyday name: its first ` - ` segment, without a trailing "Search"
     (the default channel). "Trail Runners Search" -> "Trail Runners", "NB - AP Automation - US"
-    -> "NB", "Standard Shopping - All Products" -> "Standard Shopping"; a distinctive head word
-    alone when the segment is two words and no other campaign (`others`) starts with it:
-    "Emergency Plumber - Search" -> "Emergency"."""
+    -> "NB", "Standard Shopping - All Products" -> "Standard Shopping"; its distinctive head word
+    alone when people call it that (`head_used`), the segment is two words and no other
+    campaign (`others`) starts with it: "Emergency Plumber - Search" -> "Emergency"."""
     segs = re.split(r"\s+[-\u2013|]\s+", campaign.strip())
     first = segs[0]
     if len(segs) > 1 and re.fullmatch(_CHANNEL_TYPES, first, re.IGNORECASE):
@@ -255,7 +263,8 @@ def short_name(campaign: str, others: tuple[str, ...] = ()) -> str:
     while len(words) > 1 and words[-1].lower() in _TYPE_SUFFIXES:
         words = words[:-1]
     if (
-        len(words) == 2
+        head_used
+        and len(words) == 2
         and len(words[0]) >= 6
         and words[0].isalpha()
         and words[0].lower() not in _GENERIC
@@ -458,6 +467,8 @@ class _Campaign:
     known: bool = False
     units: list[int] = field(default_factory=list)
     user_mentioned: bool = False
+    #: called by its head word alone ("emergency is busy"), here or in a stored alias
+    head_used: bool = False
 
 
 @dataclass
@@ -599,7 +610,8 @@ class _Session:
         others = tuple(c.name for c in self.campaigns.values()) + tuple(
             k.name for k in self.known if k.type == "campaign"
         )
-        return short_name(campaign, others)
+        c = self.campaigns.get(normalize_name(campaign))
+        return short_name(campaign, others, head_used=bool(c and c.head_used))
 
     def acc(self, type_: str, name: str, importance: float, metadata: dict[str, Any]) -> _Acc:
         name = self.reuse_name(type_, name)
@@ -655,7 +667,9 @@ class _Session:
             }:
                 del self.campaigns[key]  # a short form seen first; keep the full name
         al = _campaign_aliases(name) + [a for a in aliases if a]
-        self.campaigns[norm] = _Campaign(name, al, known=known)
+        head = fold(name).split()[0] if name.split() else ""
+        used = any(normalize_name(a) == head for a in aliases)
+        self.campaigns[norm] = _Campaign(name, al, known=known, head_used=used)
 
     def find_campaigns(self) -> None:
         for k in self.known:
@@ -685,7 +699,30 @@ class _Session:
         cleaned = [_clean_name(f) for f in found]
         for name in sorted(dict.fromkeys(cleaned), key=lambda s: (-len(s), s)):
             self.add_campaign(name)
+        self.lowercase_campaigns()
         self.index_mentions()
+
+    def lowercase_campaigns(self) -> None:
+        """ "our estate planning campaign", "the remarketing campaign": a campaign named in
+        lowercase, unless its words belong to a campaign already known by a fuller name."""
+        words_of = [set(re.split(r"[\s\-\u2013|]+", fold(c.name))) for c in self.campaigns.values()]
+        for u in self.units:
+            for m in _LOWER_CAMPAIGN_RE.finditer(fold(u.text)):
+                words = [w for w in m.group(1).split() if w]
+                while words and (words[0] in _NOT_NAMES or words[0] in _LOWER_SKIP):
+                    words = words[1:]
+                generic = not words or all(w in _GENERIC or w in _NOT_NAMES for w in words)
+                channel = len(words) == 1 and re.fullmatch(_CHANNELS, words[0], re.I)
+                if generic and not channel:
+                    continue
+                stems = {w.rstrip("s") for w in words}
+                if any(stems <= {x.rstrip("s") for x in ws} for ws in words_of):
+                    continue
+                name = " ".join(
+                    w.upper() if len(w) <= 3 and w not in _GENERIC else w.title() for w in words
+                )
+                self.add_campaign(name)
+                words_of.append(set(words))
 
     def index_mentions(self) -> None:
         alias_to: dict[str, str] = {}
@@ -730,6 +767,9 @@ class _Session:
                     c.units.append(i)
                 if u.role == "user":
                     c.user_mentioned = True
+                head = fold(c.name).split()[0] if c.name.split() else ""
+                if normalize_name(m.group(1)) == head and len(c.name.split()) > 1:
+                    c.head_used = True
             self.mentions[i].sort()
 
     def table_rows(self, mi: int, content: str, kind: str) -> list[list[str]]:
@@ -763,15 +803,15 @@ class _Session:
                 best = (s, key)
         if best:
             return best[1]
+        after = [k for s, _e, k in self.mentions[ui] if s > pos]
+        if after:  # "Conversion rate on estate planning is 3.4%"
+            return after[0]
         for j in range(ui - 1, -1, -1):  # earlier sentences of the same line
             v = self.units[j]
             if v.msg != u.msg or v.line != u.line:
                 break
             if self.mentions[j]:
                 return self.mentions[j][-1][2]
-        after = [k for s, _e, k in self.mentions[ui] if s > pos]
-        if after:
-            return after[0]
         # bullet lines under a heading "X, first three weeks:"
         j = self.heading[ui]
         if _BULLET.match(u.line_text) and j >= 0:
@@ -1989,7 +2029,8 @@ _PAIN_TOPIC_DEFS: list[tuple[str, str, Any]] = [
     ("price_shoppers", r"price[- ]shoppers?|tire[- ]kickers?|bargain hunters", "Price shoppers"),
     ("brand_bidding", r"bidding on (?:our|my|your) (?:name|brand)|competitors? "
      r"(?:is |are |started )?bidding", "Competitor bidding on brand"),
-    ("tracking_broken", r"tracking (?:is )?(?:broken|not working|wrong)|conversions? (?:stopped|"
+    ("tracking_broken", r"tracking (?:is |has been |was |seems |got )?(?:broken|not working|wrong|"
+     r"down|off)|conversions? (?:stopped|"
      r"dropped to zero)", "Conversion tracking broken"),
     ("disapprovals", r"disapprov\w*|policy violation|suspended", "Disapproved ads"),
     ("high_cpa", r"(?:cpa|cost per \w+) (?:is )?(?:way )?too (?:high|much)|too expensive|feels "
@@ -2201,7 +2242,8 @@ _PREFS: list[tuple[str, Any, re.Pattern[str], bool]] = [
             "Detailed analysis with tables and math",
             r"\btables?\b|show me the math|"
             r"long analysis|level of detail|depth over brevity|the math behind|"
-            r"detailed (?:reports?|analysis|breakdowns?)|\bcharts?\b|in[- ]depth|deep[- ]dives?",
+            r"detailed (?:reports?|analysis|breakdowns?)|\bcharts?\b|in[- ]depth|deep[- ]dives?|"
+            r"with (?:the|all the|more|full) detail",
             True,
         ),
         (
