@@ -13,7 +13,7 @@ import asyncio
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from entity_memory.config import AiRun, Bindings, HttpPost, Settings
+from entity_memory.config import AiRun, Bindings, HttpPost, RateLimit, Settings
 from entity_memory.kv import (
     MAX_BULK_GET_KEYS,
     MAX_LIST_LIMIT,
@@ -214,10 +214,27 @@ class EnvVars(Mapping[str, Any]):
         return sum(1 for _ in self)
 
 
+def workers_rate_limit(binding: Any) -> RateLimit:
+    """`RateLimit` over the rate-limit binding: `limit({key})` answers `{success}`."""
+
+    async def limit(key: str) -> bool:
+        from js import Object
+        from pyodide.ffi import to_js
+
+        outcome = await binding.limit(to_js({"key": key}, dict_converter=Object.fromEntries))
+        # A raw JS object (the local host) or the SDK's converted dict (workerd).
+        if hasattr(outcome, "to_py"):
+            outcome = outcome.to_py()
+        return bool(outcome.get("success", True)) if isinstance(outcome, dict) else bool(outcome)
+
+    return limit
+
+
 def bind(env: Any) -> Bindings:
     """Everything one request needs, built from that request's env (nothing is cached)."""
     db = getattr(env, "HISTORY", None)
     ai = getattr(env, "AI", None)
+    limiter = getattr(env, "RATE_LIMITER", None)
     http_post: HttpPost = workers_http_post
     return Bindings(
         kv=WorkersKV(env.ENTITIES),
@@ -226,4 +243,5 @@ def bind(env: Any) -> Bindings:
         ai_run=None if ai is None else workers_ai_run(ai),
         http_post=http_post,
         vars=EnvVars(env),
+        rate_limit=None if limiter is None else workers_rate_limit(limiter),
     )

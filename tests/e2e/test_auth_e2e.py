@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -44,3 +46,52 @@ def test_token_is_required_on_v1_when_set(auth_host: Host) -> None:
 def test_auth_is_off_without_token(host: Host) -> None:
     r = httpx.get(f"{host.base_url}/v1/users/u1/entities", timeout=60)
     assert r.status_code == 200
+
+
+def test_user_tokens_are_scoped_revocable_and_rate_limited(auth_host: Host) -> None:
+    admin = {"Authorization": f"Bearer {TOKEN}"}
+    with httpx.Client(base_url=auth_host.base_url, timeout=60) as c:
+        r = c.post("/v1/admin/tokens", json={"user_id": "ann", "label": "agent"}, headers=admin)
+        assert r.status_code == 201, r.text
+        minted = r.json()
+        ann = {"Authorization": f"Bearer {minted['token']}"}
+        rows = auth_host.d1("SELECT user_id, token_hash FROM api_tokens")
+        assert [row["user_id"] for row in rows] == ["ann"]
+        assert minted["token"] not in json.dumps(rows)
+        put = c.put(
+            "/v1/users/ann/entities",
+            json={"session_id": "s1", "entities": [{"type": "campaign", "name": "Alpha"}]},
+            headers=ann,
+        )
+        assert put.status_code == 200, put.text
+        assert c.get("/v1/users/bob/entities", headers=ann).status_code == 403
+        assert c.delete("/v1/users/bob", headers=ann).status_code == 403
+        assert c.get("/v1/users/ann/export", headers=ann).status_code == 200
+        # The binding's budget (wrangler.toml: 600 a minute per token) ends in a 429. Its
+        # windows are fixed, so a window may turn over mid-test: look for the first 429 within
+        # two windows' worth, sending in concurrent waves to stay well inside a minute.
+        assert first_429(auth_host.base_url, ann, limit=1300) >= 600
+        limited = c.get("/v1/users/ann/entities", headers=ann)
+        assert limited.json()["error"]["code"] == "rate_limited"
+        assert limited.headers["retry-after"] == "60"
+        revoke = c.delete(f"/v1/admin/tokens/{minted['tokenId']}", headers=admin)
+        assert revoke.status_code == 200
+        assert c.get("/v1/users/ann/entities", headers=ann).status_code == 401
+
+
+def first_429(base_url: str, headers: dict[str, str], limit: int) -> int:
+    """How many requests succeeded before the first 429 (fails if none came)."""
+
+    async def run() -> int:
+        ok = 0
+        async with httpx.AsyncClient(base_url=base_url, timeout=60, headers=headers) as ac:
+            while ok < limit:
+                wave = await asyncio.gather(*(ac.get("/v1/users/ann/entities") for _ in range(25)))
+                codes = [r.status_code for r in wave]
+                assert set(codes) <= {200, 429}, codes
+                if 429 in codes:
+                    return ok + codes.index(429)
+                ok += len(codes)
+        raise AssertionError(f"no 429 after {ok} requests")
+
+    return asyncio.run(run())

@@ -349,7 +349,7 @@ async def test_openai_request_shape_and_well_formed_reply(server: ReplayServer):
         assert rule in system
     assert "Campaign Alpha" in system and "Brand Search CPA" in system
 
-    assert result.extractor == "openai_compat"
+    assert result.extractor == "openai"
     assert result.candidates == GOOD["entities"]
     assert result.rejected == []
     assert result.usage == Usage(input_tokens=1234, output_tokens=321)
@@ -614,7 +614,7 @@ async def test_workers_ai_reply_shapes(result):
     extracted = await WorkersAIExtractor(ai).extract(CONVERSATION, KNOWN, NOW)
     assert ai.calls == [(DEFAULT_MODEL, ai_inputs())]
     assert DEFAULT_MODEL == "@cf/meta/llama-3.3-70b-instruct-fp8-fast"
-    assert extracted.extractor == "workers_ai"
+    assert extracted.extractor == "workers-ai"
     assert extracted.candidates == GOOD["entities"]
     assert extracted.usage == Usage(input_tokens=1500, output_tokens=250)
 
@@ -650,7 +650,7 @@ async def test_workers_ai_unparseable_then_good():
 
 async def test_workers_ai_two_bad_replies_raise():
     ai = FakeAi({"response": ""}, {"response": None})
-    with pytest.raises(ExtractionError, match="workers_ai: unusable model output"):
+    with pytest.raises(ExtractionError, match="workers-ai: unusable model output"):
         await WorkersAIExtractor(ai).extract(CONVERSATION, KNOWN, NOW)
     assert len(ai.calls) == 2
 

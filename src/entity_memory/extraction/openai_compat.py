@@ -39,7 +39,7 @@ def _snippet(text: str) -> str:
 
 
 class OpenAICompatExtractor:
-    name = "openai_compat"
+    name = "openai"
 
     def __init__(
         self,

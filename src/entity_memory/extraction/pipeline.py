@@ -87,6 +87,15 @@ def novelty(old: BaseEntity | None, item: EntityInputBase) -> EntityInputBase:
     return item
 
 
+def _seconds(raw: Any) -> float:
+    """A timeout var in seconds; unset or unreadable means the default."""
+    try:
+        value = float(raw)
+    except (TypeError, ValueError):
+        return LLM_TIMEOUT_S
+    return value if value > 0 else LLM_TIMEOUT_S
+
+
 def build_extractor(name: str, bindings: Bindings) -> Extractor:
     """The extractor called `name`; ExtractionError when its backend is not configured."""
     env = bindings.vars
@@ -100,7 +109,8 @@ def build_extractor(name: str, bindings: Bindings) -> Extractor:
         from .workers_ai import WorkersAIExtractor
 
         model = str(env.get("AI_MODEL") or DEFAULT_AI_MODEL)
-        return WorkersAIExtractor(bindings.ai_run, model=model, timeout_s=LLM_TIMEOUT_S)
+        timeout = _seconds(env.get("AI_TIMEOUT_S"))
+        return WorkersAIExtractor(bindings.ai_run, model=model, timeout_s=timeout)
     if name == "openai":
         base_url = env.get("LLM_BASE_URL")
         if not base_url or bindings.http_post is None:
@@ -112,7 +122,7 @@ def build_extractor(name: str, bindings: Bindings) -> Extractor:
             base_url=str(base_url),
             api_key=str(env["LLM_API_KEY"]) if env.get("LLM_API_KEY") else None,
             model=str(env.get("LLM_MODEL") or "default"),
-            timeout_s=LLM_TIMEOUT_S,
+            timeout_s=_seconds(env.get("LLM_TIMEOUT_S")),
         )
     raise ExtractionError(f"unknown extractor {name!r}")
 

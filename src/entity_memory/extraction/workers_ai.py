@@ -48,7 +48,7 @@ def _output(result: Any) -> Any:
 
 
 class WorkersAIExtractor:
-    name = "workers_ai"
+    name = "workers-ai"
 
     def __init__(
         self,
