@@ -64,7 +64,7 @@ _NUMWORD = (
     + r")"
     r"(?: hundred(?: and)?(?: " + "|".join(_TENS) + r")?)?"
 )
-_NUM = r"\d[\d,]*(?:\.\d+)?"
+_NUM = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
 _APPROX = r"(?:(?:about|around|roughly|approx\.?|approximately|nearly|almost|~)\s*)"
 _VALUE_RE = re.compile(
     r"(?P<money>\$\s?" + _NUM + r"\s?(?:[kKmM]\b)?(?:\s?/\s?(?:day|month|mo|week)\b"
@@ -2034,7 +2034,8 @@ _PAIN_TOPIC_DEFS: list[tuple[str, str, Any]] = [
      r"dropped to zero)", "Conversion tracking broken"),
     ("disapprovals", r"disapprov\w*|policy violation|suspended", "Disapproved ads"),
     ("high_cpa", r"(?:cpa|cost per \w+) (?:is )?(?:way )?too (?:high|much)|too expensive|feels "
-     r"expensive|(?:bucks|dollars|\$?\d[\d,.]*) (?:per|a|an) \w+ is (?:way too much|too much|"
+     r"expensive|(?:bucks|dollars|(?<![\d,.$])\$?\d[\d,.]*) (?:per|a|an) \w+ is "
+     r"(?:way too much|too much|"
      r"insane|crazy|ridiculous|absurd|too high|steep)|way too much|(?:is|are) (?:insane|steep)",
      "High CPA"),
 ]  # fmt: skip
