@@ -33,6 +33,7 @@ from .extraction.pipeline import (
     build_extractor,
     transcript_to_messages,
 )
+from .guard import StorageUnavailable, guarded
 from .keys import ENTITY_TYPES, InvalidId, InvalidType, validate_id, validate_type
 from .kv import CountingKV
 from .ledger import Ledger
@@ -129,12 +130,16 @@ def _pydantic_details(exc: ValidationError | RequestValidationError) -> list[dic
     return details
 
 
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
 async def _read_json(request: Request) -> Any:
     body = await request.body()
     if len(body) > MAX_BODY_BYTES:
         raise ApiError(413, "too_large", f"request body over {MAX_BODY_BYTES} bytes")
     try:
-        return json.loads(body or b"null")
+        return json.loads(body or b"null", parse_constant=_reject_constant)
     except ValueError as exc:
         raise ApiError(400, "invalid_json", f"request body is not JSON: {exc}") from exc
 
@@ -173,11 +178,11 @@ def create_app(
         cached = getattr(request.state, "bindings", None)
         if cached is None:
             base = bind(request.scope.get("env"))
-            counter = CountingKV(base.kv)
+            counter = CountingKV(guarded(base.kv, "KV"))
             request.state.kv_counter = counter
             db = None
             if base.db is not None:
-                db = request.state.d1_counter = CountingD1(base.db)
+                db = request.state.d1_counter = CountingD1(guarded(base.db, "D1"))
             clock = base.clock
             override = request.headers.get(CLOCK_HEADER)
             if override and base.settings.allow_clock_override:
@@ -267,6 +272,16 @@ def create_app(
     @app.exception_handler(ExtractionRequestError)
     async def _extraction_error(_: Request, exc: ExtractionRequestError) -> JSONResponse:
         return error_response(exc.status, exc.code, exc.message)
+
+    @app.exception_handler(StorageUnavailable)
+    async def _storage(_: Request, exc: StorageUnavailable) -> JSONResponse:
+        logger.warning("storage unavailable: %s", exc)
+        return error_response(
+            503,
+            "storage_unavailable",
+            "storage failed; retry the request",
+            headers={"Retry-After": "1"},
+        )
 
     @app.exception_handler(InvalidId)
     async def _invalid_id(_: Request, exc: InvalidId) -> JSONResponse:
@@ -466,7 +481,12 @@ def create_app(
             ) from exc
         messages = list(body.messages or [])
         if body.transcript:
-            messages += transcript_to_messages(body.transcript)
+            try:
+                messages += transcript_to_messages(body.transcript)
+            except ValidationError as exc:
+                raise ApiError(
+                    422, "invalid_request", "transcript does not validate", _pydantic_details(exc)
+                ) from exc
         b = bindings(request)
         pipeline = SessionExtraction(store_for(request), ledger_for(request), b, extractor_factory)
         return await pipeline.run(user_id, session_id, messages, body.extractor)
@@ -492,7 +512,9 @@ def create_app(
     async def changes(
         user_id: str,
         request: Request,
-        since: int = Query(default=0, ge=0, description="epoch ms; changes after this"),
+        since: int = Query(
+            default=0, ge=0, le=2**53 - 1, description="epoch ms; changes after this"
+        ),
         limit: int = Query(default=500, ge=1, le=5000),
     ) -> dict[str, Any]:
         """What changed since a time (e.g. the last session), grouped by entity."""

@@ -175,6 +175,31 @@ class Ledger:
 
     # --- reads ---------------------------------------------------------------------------------
 
+    async def latest(
+        self, user_id: str, keys: Sequence[tuple[str, str]]
+    ) -> dict[tuple[str, str], tuple[int, str]]:
+        """(version, change kind) of the newest ledger row of each (type, id) that has one.
+
+        D1 binds at most 100 parameters a statement, so ids go in chunks.
+        """
+        wanted = set(keys)
+        ids = sorted({entity_id for _, entity_id in wanted})
+        found: dict[tuple[str, str], tuple[int, str]] = {}
+        for start in range(0, len(ids), 90):
+            chunk = ids[start : start + 90]
+            marks = ", ".join("?" * len(chunk))
+            rows = await self.db.all(
+                "SELECT entity_type, entity_id, version, change_kind FROM entity_versions"
+                " WHERE seq IN (SELECT MAX(seq) FROM entity_versions WHERE user_id = ?"
+                f" AND entity_id IN ({marks}) GROUP BY entity_type, entity_id)",
+                (user_id, *chunk),
+            )
+            for row in rows:
+                key = (row["entity_type"], row["entity_id"])
+                if key in wanted:
+                    found[key] = (int(row["version"]), row["change_kind"])
+        return found
+
     async def history(
         self, user_id: str, entity_type: str, entity_id: str, limit: int = 100
     ) -> list[dict[str, Any]]:

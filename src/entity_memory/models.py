@@ -31,7 +31,11 @@ Name = Annotated[str, Field(min_length=1, max_length=MAX_NAME_LENGTH)]
 
 class CamelModel(BaseModel):
     model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=True, extra="forbid", validate_assignment=True
+        alias_generator=to_camel,
+        populate_by_name=True,
+        extra="forbid",
+        validate_assignment=True,
+        allow_inf_nan=False,  # JSON has no NaN; a stored NaN would become null
     )
 
     def to_json_dict(self) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from typing import Any
 from .config import Settings, wall_clock_ms
 from .d1 import Statement
 from .keys import entity_key, entity_prefix, index_key, validate_id, validate_type
-from .kv import MAX_BULK_GET_KEYS, KVListKey, KVNamespace
+from .kv import MAX_BULK_GET_KEYS, MAX_METADATA_BYTES, KVListKey, KVNamespace
 from .ledger import Ledger
 from .merge import Change, MergeResult, Status, entity_id_for, merge
 from .models import (
@@ -58,12 +58,17 @@ class Retrieval:
 
 
 def kv_metadata(entity: BaseEntity) -> dict[str, Any]:
-    return {
+    """The SPEC's KV metadata plus the name, cut until it fits KV's 1024-byte metadata cap
+    (measured with ASCII escapes, the stricter count, as `check_put` does)."""
+    meta: dict[str, Any] = {
         "type": entity.type,
         "importance": entity.importance,
         "updatedAt": entity.updated_at,
         "name": entity.name[:METADATA_NAME_CHARS],
     }
+    while len(json.dumps(meta).encode()) > MAX_METADATA_BYTES and meta["name"]:
+        meta["name"] = meta["name"][: len(meta["name"]) * 3 // 4]
+    return meta
 
 
 def _metadata_terms(entity: BaseEntity) -> list[str]:
@@ -204,14 +209,13 @@ class EntityStore:
             entity = current[key]
             assert entity is not None
             await self._put_entity(key, entity)
-        if self.ledger is not None and (dirty or ledger_extra):
-            await self.ledger.write(
-                self.ledger.upsert_statements(
-                    ((r.entity, r.status, r.changes) for r in merged if r.status != "unchanged"),
-                    now,
+        if self.ledger is not None:
+            written = [(r.entity, r.status, r.changes) for r in merged if r.status != "unchanged"]
+            written += await self._unrecorded(user_id, merged)
+            if written or ledger_extra:
+                await self.ledger.write(
+                    self.ledger.upsert_statements(written, now) + list(ledger_extra)
                 )
-                + list(ledger_extra)
-            )
         if dirty:
             positions = {(e.type, e.id): i for i, e in enumerate(index.entries)}
             for key in dirty:
@@ -230,6 +234,26 @@ class EntityStore:
             for key, r in zip(keys, merged, strict=True)
         ]
 
+    async def _unrecorded(
+        self, user_id: str, merged: Sequence[MergeResult]
+    ) -> list[tuple[BaseEntity, str, dict[str, Change]]]:
+        """Versions KV holds that the ledger lacks, among the batch's unchanged entities.
+
+        KV is written before the ledger; if the ledger write failed, the client's retry finds
+        those entities already current. Recording their version now keeps the ledger complete
+        (one D1 read, only for batches that contain unchanged entities).
+        """
+        assert self.ledger is not None
+        same = {(r.entity.type, r.entity.id): r.entity for r in merged if r.status == "unchanged"}
+        if not same:
+            return []
+        latest = await self.ledger.latest(user_id, list(same))
+        return [
+            (entity, "updated", {})
+            for key, entity in same.items()
+            if latest.get(key, (0, ""))[0] < entity.version
+        ]
+
     async def delete(self, user_id: str, entity_type: str, entity_id: str) -> bool:
         """Delete the entity and its index entry; False if neither existed."""
         key = entity_key(user_id, entity_type, entity_id)
@@ -246,6 +270,20 @@ class EntityStore:
                         )
                     ]
                 )
+        elif self.ledger is not None:
+            # A retry after a failed ledger write: KV already lost the entity, the ledger not.
+            last = (await self.ledger.latest(user_id, [(entity_type, entity_id)])).get(
+                (entity_type, entity_id)
+            )
+            if last is not None and last[1] not in ("deleted", "expired"):
+                await self.ledger.write(
+                    [
+                        self.ledger.removal_statement(
+                            user_id, entity_type, entity_id, last[0], "deleted", self.clock()
+                        )
+                    ]
+                )
+                existed = True
         index = await self.read_index(user_id)
         kept = [e for e in index.entries if not (e.type == entity_type and e.id == entity_id)]
         if len(kept) != len(index.entries):

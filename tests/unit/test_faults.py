@@ -417,12 +417,6 @@ async def test_http_client_gets_a_5xx_with_a_json_error_code_at_every_point(name
 # --- known gaps (strict xfails: each passes once its fix lands) -------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="api.create_app maps every storage error to 500 `internal`; a KV/D1 failure or "
-    "timeout should be 503 `storage_unavailable` with Retry-After: fix pending",
-)
 @pytest.mark.parametrize("name", list(ROUTES))
 async def test_storage_failure_is_a_retryable_503(name: str) -> None:
     outcomes = await http_outcomes(name, ("raise", "timeout"))
@@ -431,13 +425,6 @@ async def test_storage_failure_is_a_retryable_503(name: str) -> None:
         assert headers.get("retry-after", "").isdigit(), (point, mode)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="store.upsert_many writes KV before the ledger; when the ledger write fails the "
-    "retried batch finds the entities already current (`unchanged`) and never records their "
-    "versions: fix pending",
-)
 async def test_retry_after_a_ledger_failure_records_every_version_kv_holds() -> None:
     world = await seeded()
     world.arm("d1", 0, "raise")
@@ -453,12 +440,6 @@ async def test_retry_after_a_ledger_failure_records_every_version_kv_holds() -> 
         assert (entity.type, entity.id, entity.version) in recorded, entity.id
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="store.delete deletes from KV before writing the ledger's `deleted` row; when that "
-    "write fails, a retry finds nothing in KV and never records the deletion: fix pending",
-)
 async def test_retry_after_a_ledger_failure_records_the_deletion() -> None:
     world = await seeded()
     world.arm("d1", 0, "raise")

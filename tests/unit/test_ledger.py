@@ -67,9 +67,11 @@ async def test_no_op_re_upsert_writes_nothing_anywhere(
 ) -> None:
     await lstore.upsert_many("u1", all_five(), "s1")
     db.calls = db.statements = 0
+    db.by_verb.clear()
     kv.ops.clear()
     await lstore.upsert_many("u1", all_five(), "s1")
-    assert db.calls == 0 and kv.writes == 0
+    # One read checks the ledger already holds these versions; nothing is written.
+    assert (db.calls, dict(db.by_verb)) == (1, {"SELECT": 1}) and kv.writes == 0
     assert len(await rows(db, "SELECT * FROM entity_versions")) == 5
 
 
@@ -281,6 +283,31 @@ def test_migrations_apply_twice_from_empty() -> None:
         "processed_sessions",
         "user_activity",
     } <= tables
+
+
+async def test_a_version_the_ledger_missed_is_recorded_on_the_next_upsert(
+    lstore: EntityStore, db: CountingD1
+) -> None:
+    await lstore.upsert("u1", campaign(), "s1")
+    await db.inner.all("DELETE FROM entity_versions")  # as if the ledger write had failed
+    again = await lstore.upsert("u1", campaign(), "s1")
+    assert again.status == "unchanged"
+    rows = await rows_of(db)
+    assert [(r["version"], r["change_kind"]) for r in rows] == [(1, "updated")]
+
+
+async def test_a_deletion_the_ledger_missed_is_recorded_on_retry(
+    lstore: EntityStore, memkv: InMemoryKV, db: CountingD1
+) -> None:
+    await lstore.upsert("u1", campaign(), "s1")
+    await memkv.delete("entity:u1:campaign:campaign-alpha")  # KV deleted, ledger write lost
+    assert await lstore.delete("u1", "campaign", "campaign-alpha") is True
+    assert [r["change_kind"] for r in await rows_of(db)] == ["created", "deleted"]
+    assert await lstore.delete("u1", "campaign", "campaign-alpha") is False
+
+
+async def rows_of(db: CountingD1) -> list[dict[str, Any]]:
+    return await rows(db, "SELECT version, change_kind FROM entity_versions ORDER BY seq")
 
 
 async def test_d1_batch_is_atomic() -> None:

@@ -13,7 +13,6 @@ import re
 import string
 from typing import Any
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -21,7 +20,7 @@ from entity_memory.config import Settings
 from entity_memory.context import SECTION_ORDER, TYPE_LABELS, assemble_entity_context
 from entity_memory.d1 import SQLiteD1
 from entity_memory.keys import ENTITY_TYPES, InvalidId, slug_for, validate_id
-from entity_memory.kv import InMemoryKV, KVError
+from entity_memory.kv import InMemoryKV
 from entity_memory.ledger import Ledger
 from entity_memory.models import EntityInputBase, entity_input_adapter
 from entity_memory.store import EntityStore
@@ -284,12 +283,6 @@ def test_context_never_exceeds_budget_nor_leaves_an_empty_section(
         assert shown == sum(min(5, n) for n in per_type.values())
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=KVError,
-    reason="kv_metadata truncates the name by characters, not bytes: 120 emoji exceed KV's"
-    " 1024-byte metadata cap as check_put measures it (json.dumps, ASCII escapes): fix pending",
-)
 async def test_metadata_of_a_long_emoji_name_fits_kv() -> None:
     clock = Clock()
     memkv, _, store = fresh(clock)
