@@ -36,7 +36,8 @@ class SQLiteD1:
     """D1 semantics on the standard library's sqlite3, for tests and embedding."""
 
     def __init__(self, path: str = ":memory:", migrations: Path | None = None) -> None:
-        self.conn = sqlite3.connect(path, isolation_level=None)
+        # One event loop uses it at a time; it may be another thread than the creator's.
+        self.conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         self.conn.row_factory = sqlite3.Row
         if migrations is not None:
             self.migrate(migrations)
