@@ -357,17 +357,7 @@ def create_app(
         results = await store_for(request).upsert_many(user_id, body.entities, body.session_id)
         return {
             "entities": [r.entity.to_json_dict() for r in results],
-            "results": [
-                {
-                    "key": r.key,
-                    "id": r.entity.id,
-                    "type": r.entity.type,
-                    "status": r.status,
-                    "version": r.entity.version,
-                    "changes": {k: {"old": c.old, "new": c.new} for k, c in r.changes.items()},
-                }
-                for r in results
-            ],
+            "results": [r.to_json_dict() for r in results],
         }
 
     @app.get("/v1/users/{user_id}/entities", tags=["entities"])

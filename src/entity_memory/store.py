@@ -50,6 +50,17 @@ class UpsertResult:
     status: Status
     changes: dict[str, Change] = field(default_factory=dict)
 
+    def to_json_dict(self) -> dict[str, Any]:
+        """What the API reports per item: where it went, what happened, what changed."""
+        return {
+            "key": self.key,
+            "id": self.entity.id,
+            "type": self.entity.type,
+            "status": self.status,
+            "version": self.entity.version,
+            "changes": {k: {"old": c.old, "new": c.new} for k, c in self.changes.items()},
+        }
+
 
 @dataclass
 class Retrieval:

@@ -239,26 +239,9 @@ class SessionExtraction:
             "processed": True,
             "extractor": result.extractor,
             "entities": [r.entity.to_json_dict() for r in upserted],
-            "results": [
-                {
-                    "key": r.key,
-                    "id": r.entity.id,
-                    "type": r.entity.type,
-                    "status": r.status,
-                    "version": r.entity.version,
-                }
-                for r in upserted
-            ],
-            "changes": [
-                {
-                    "id": r.entity.id,
-                    "type": r.entity.type,
-                    "version": r.entity.version,
-                    "changes": {k: {"old": c.old, "new": c.new} for k, c in r.changes.items()},
-                }
-                for r in upserted
-                if r.changes
-            ],
+            "results": [r.to_json_dict() for r in upserted],
+            # The items whose stored facts changed (contradictions among them), for a quick look.
+            "changes": [r.to_json_dict() for r in upserted if r.changes],
             "rejected": result.rejected + rejected,
             "counts": counts,
         }
