@@ -35,6 +35,8 @@ logger = logging.getLogger(__name__)
 #: Rewrites an item given the entity it will update (None for a new one), before merging.
 Adjust = Callable[[BaseEntity | None, EntityInputBase], EntityInputBase]
 
+#: Entries an index keeps at most (see `_write_index`): ~6 MB of JSON.
+MAX_INDEX_ENTRIES = 20_000
 #: Characters of the name kept in KV metadata (KV caps metadata at 1024 bytes).
 METADATA_NAME_CHARS = 120
 
@@ -115,7 +117,9 @@ class EntityStore:
         settings: Settings | None = None,
         clock: Callable[[], int] = wall_clock_ms,
         ledger: Ledger | None = None,
+        max_index_entries: int = MAX_INDEX_ENTRIES,
     ) -> None:
+        self.max_index_entries = max_index_entries
         self.kv = kv
         self.settings = settings or Settings()
         self.clock = clock
@@ -149,7 +153,21 @@ class EntityStore:
             return EntityIndex()
 
     async def _write_index(self, user_id: str, index: EntityIndex) -> None:
-        await self.kv.put(index_key(user_id), json.dumps(index.to_json_dict()))
+        """Write the index, capped: past `max_index_entries` the least important (then oldest)
+        entries leave it. Their entities stay in KV (readable by id, exported, erased) until
+        their TTL; they just stop competing for context. Keeps the index far below KV's 25 MiB
+        value limit and ranking time bounded (~300 bytes an entry)."""
+        entries = index.entries
+        if len(entries) > self.max_index_entries:
+            keep = sorted(entries, key=lambda e: (e.importance, e.updated_at), reverse=True)
+            kept = {(e.type, e.id) for e in keep[: self.max_index_entries]}
+            logger.warning(
+                "index of %s capped: %d entries dropped", user_id, len(entries) - len(kept)
+            )
+            entries = [e for e in entries if (e.type, e.id) in kept]
+        await self.kv.put(
+            index_key(user_id), json.dumps(EntityIndex(entries=entries).to_json_dict())
+        )
 
     async def get(self, user_id: str, entity_type: str, entity_id: str) -> BaseEntity | None:
         key = entity_key(user_id, entity_type, entity_id)

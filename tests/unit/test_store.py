@@ -296,3 +296,16 @@ async def test_corrupt_index_is_treated_as_empty_not_fatal(
 ) -> None:
     await memkv.put("index:u1:entities", json.dumps({"entries": "oops"}))
     assert await store.list("u1") == []
+
+
+async def test_index_is_capped_by_importance_and_entities_stay(
+    memkv: InMemoryKV, clock: Clock
+) -> None:
+    store = EntityStore(memkv, Settings(), clock, max_index_entries=3)
+    items = [campaign(name=f"C{i}", importance=i / 10) for i in range(5)]
+    await store.upsert_many("u1", items, "s1")
+    assert sorted(e.name for e in await store.list("u1")) == ["C2", "C3", "C4"]
+    # The dropped ones are still stored and readable, and reindex keeps the same cap.
+    assert (await store.get("u1", "campaign", "c0")) is not None
+    await store.reindex("u1")
+    assert sorted(e.name for e in await store.list("u1")) == ["C2", "C3", "C4"]
