@@ -9,9 +9,10 @@ entities that a reindex can find, never an index entry without its entity.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -104,6 +105,24 @@ def index_entry_for(entity: BaseEntity) -> IndexEntry:
         keywords=keywords,
         name_terms=name_term_count(entity.name, keywords),
     )
+
+
+#: KV writes in flight at once (a Worker keeps at most six connections open at a time).
+WRITE_CONCURRENCY = 6
+
+
+async def _bounded_gather(calls: Sequence[Coroutine[Any, Any, None]]) -> None:
+    """Await `calls` with at most WRITE_CONCURRENCY in flight; the first failure propagates
+    after the calls already started have finished (nothing is left half-sent)."""
+    for start in range(0, len(calls), WRITE_CONCURRENCY):
+        results = await asyncio.gather(
+            *calls[start : start + WRITE_CONCURRENCY], return_exceptions=True
+        )
+        failed = [r for r in results if isinstance(r, BaseException)]
+        if failed:
+            for pending in calls[start + WRITE_CONCURRENCY :]:
+                pending.close()
+            raise failed[0]
 
 
 def _chunks(items: Sequence[str], size: int) -> list[Sequence[str]]:
@@ -234,10 +253,8 @@ class EntityStore:
             merged.append(result)
 
         dirty = [k for k in dict.fromkeys(keys) if current[k] is not stored[k]]
-        for key in dirty:
-            entity = current[key]
-            assert entity is not None
-            await self._put_entity(key, entity)
+        # Different keys, so no write waits for another: send them together, a few at a time.
+        await _bounded_gather([self._put_entity(k, current[k]) for k in dirty])  # type: ignore[arg-type]
         if self.ledger is not None:
             written = [(r.entity, r.status, r.changes) for r in merged if r.status != "unchanged"]
             written += await self._unrecorded(user_id, merged)
