@@ -32,9 +32,9 @@ from bench.eval_scoring import (  # noqa: E402
     importance_agreement,
     recall,
 )
+from entity_memory.domain.keys import slug_for  # noqa: E402
 from entity_memory.extraction.base import KnownEntity, Message  # noqa: E402
-from entity_memory.extraction.rules import RulesExtractor  # noqa: E402
-from entity_memory.keys import slug_for  # noqa: E402
+from entity_memory.extraction.rules.legacy import RulesExtractor  # noqa: E402
 
 DEV = ROOT.parent / "shared" / "eval" / "dev"
 COLUMNS = [*TYPES, "overall", "high"]

@@ -28,9 +28,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "src"), str(ROOT)]
 
 from bench.spec_way import SpecWayStore  # noqa: E402
-from entity_memory.kv import CountingKV, InMemoryKV  # noqa: E402
-from entity_memory.models import EntityInputBase, entity_input_adapter  # noqa: E402
-from entity_memory.store import EntityStore  # noqa: E402
+from entity_memory.domain.models import EntityInputBase, entity_input_adapter  # noqa: E402
+from entity_memory.storage.kv import CountingKV, InMemoryKV  # noqa: E402
+from entity_memory.storage.store import EntityStore  # noqa: E402
 
 TASK = "Review bidding on Campaign 42 and its cost per acquisition"
 REPEATS = 15

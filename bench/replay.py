@@ -299,10 +299,10 @@ def in_process_client() -> httpx.Client:
     import asyncio
     import threading
 
-    from entity_memory.api import create_app
-    from entity_memory.config import Bindings, Settings
-    from entity_memory.d1 import SQLiteD1
-    from entity_memory.kv import InMemoryKV
+    from entity_memory.http.app import create_app
+    from entity_memory.service.settings import Bindings, Settings
+    from entity_memory.storage.d1 import SQLiteD1
+    from entity_memory.storage.kv import InMemoryKV
 
     kv = InMemoryKV()
     db = SQLiteD1(migrations=ROOT / "migrations")

@@ -3,9 +3,9 @@
 import asgi
 from workers import WorkerEntrypoint
 
-from entity_memory.api import create_app
-from entity_memory.maintenance import scheduled_reindex
-from worker_bindings import bind
+from adapters.workers import bind
+from entity_memory.http.app import create_app
+from entity_memory.service.maintenance import scheduled_reindex
 
 app = create_app(bind)
 

@@ -1,7 +1,7 @@
 """`host.mjs --selftest-kv`: exercise every `WorkersKV` method against the real KV binding.
 
 Run inside Pyodide with the env the host hands the Worker, so it covers the whole chain the
-Worker uses: class-name fix -> SDK conversions -> worker_bindings -> Miniflare's KV. It leaves
+Worker uses: class-name fix -> SDK conversions -> adapters.workers -> Miniflare's KV. It leaves
 one key behind (returned) so a test can read it back with `wrangler kv key get/list --local`.
 """
 
@@ -11,8 +11,8 @@ import uuid
 
 from workers.rpc import _EnvWrapper
 
-from entity_memory.kv import KVError, KVListPage
-from worker_bindings import WorkersKV, bind
+from adapters.workers import WorkersKV, bind
+from entity_memory.storage.kv import KVError, KVListPage
 
 
 def _check(condition, message):

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from entity_memory.config import Settings
-from entity_memory.d1 import CountingD1, SQLiteD1
-from entity_memory.kv import CountingKV, InMemoryKV
-from entity_memory.ledger import Ledger
-from entity_memory.store import EntityStore
+from entity_memory.service.settings import Settings
+from entity_memory.storage.d1 import CountingD1, SQLiteD1
+from entity_memory.storage.kv import CountingKV, InMemoryKV
+from entity_memory.storage.ledger import Ledger
+from entity_memory.storage.store import EntityStore
 
 T0 = 1_780_000_000_000  # 2026-05-28, epoch ms
 DAY = 24 * 60 * 60 * 1000

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from entity_memory.models import EntityInputBase, entity_input_adapter
+from entity_memory.domain.models import EntityInputBase, entity_input_adapter
 
 
 def item(**data: Any) -> EntityInputBase:

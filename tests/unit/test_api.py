@@ -9,9 +9,9 @@ from typing import Any
 import httpx
 import pytest
 
-from entity_memory.api import MAX_BODY_BYTES, create_app
-from entity_memory.config import Bindings, Settings
-from entity_memory.kv import InMemoryKV
+from entity_memory.http.app import MAX_BODY_BYTES, create_app
+from entity_memory.service.settings import Bindings, Settings
+from entity_memory.storage.kv import InMemoryKV
 
 from .conftest import T0, Clock
 

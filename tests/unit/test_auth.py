@@ -8,11 +8,11 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
-from entity_memory.api import create_app
-from entity_memory.auth import hash_token
-from entity_memory.config import Bindings, Settings
-from entity_memory.d1 import CountingD1
-from entity_memory.kv import InMemoryKV
+from entity_memory.http.app import create_app
+from entity_memory.service.auth import hash_token
+from entity_memory.service.settings import Bindings, Settings
+from entity_memory.storage.d1 import CountingD1
+from entity_memory.storage.kv import InMemoryKV
 
 from .conftest import Clock
 

@@ -1,4 +1,4 @@
-from entity_memory.context import assemble_entity_context, estimate_tokens
+from entity_memory.domain.context import assemble_entity_context, estimate_tokens
 
 
 def ent(type: str, name: str, content: str = "short fact") -> dict:

@@ -12,9 +12,6 @@ from typing import Any
 import httpx
 import pytest
 
-from entity_memory.api import create_app
-from entity_memory.config import Bindings, Settings
-from entity_memory.d1 import CountingD1
 from entity_memory.extraction.base import (
     ExtractionError,
     ExtractionResult,
@@ -22,16 +19,19 @@ from entity_memory.extraction.base import (
     Message,
     Usage,
 )
-from entity_memory.extraction.pipeline import (
+from entity_memory.extraction.resolve import Resolver, fuzzy_same
+from entity_memory.extraction.validate import validate_candidates
+from entity_memory.http.app import create_app
+from entity_memory.service.extract_session import (
     SessionExtraction,
     chunk_messages,
     transcript_to_messages,
 )
-from entity_memory.extraction.resolve import Resolver, fuzzy_same
-from entity_memory.extraction.validate import validate_candidates
-from entity_memory.kv import CountingKV
-from entity_memory.ledger import Ledger
-from entity_memory.store import EntityStore
+from entity_memory.service.settings import Bindings, Settings
+from entity_memory.storage.d1 import CountingD1
+from entity_memory.storage.kv import CountingKV
+from entity_memory.storage.ledger import Ledger
+from entity_memory.storage.store import EntityStore
 
 from .conftest import T0, Clock
 

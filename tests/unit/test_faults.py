@@ -20,15 +20,15 @@ from typing import Any
 import httpx
 import pytest
 
-from entity_memory.api import create_app
-from entity_memory.config import Bindings, Settings
-from entity_memory.d1 import SQLiteD1, Statement
+from entity_memory.domain.models import BaseEntity, parse_entity
 from entity_memory.extraction.base import Message
-from entity_memory.extraction.pipeline import SessionExtraction
-from entity_memory.kv import InMemoryKV, KVListPage
-from entity_memory.ledger import Ledger
-from entity_memory.models import BaseEntity, parse_entity
-from entity_memory.store import EntityStore
+from entity_memory.http.app import create_app
+from entity_memory.service.extract_session import SessionExtraction
+from entity_memory.service.settings import Bindings, Settings
+from entity_memory.storage.d1 import SQLiteD1, Statement
+from entity_memory.storage.kv import InMemoryKV, KVListPage
+from entity_memory.storage.ledger import Ledger
+from entity_memory.storage.store import EntityStore
 
 from .conftest import REPO, Clock
 from .factories import campaign, metric, pain_point, preference

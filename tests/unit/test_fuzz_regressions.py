@@ -13,10 +13,10 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
-from entity_memory.api import create_app
-from entity_memory.config import Bindings
-from entity_memory.d1 import SQLiteD1
-from entity_memory.kv import InMemoryKV
+from entity_memory.http.app import create_app
+from entity_memory.service.settings import Bindings
+from entity_memory.storage.d1 import SQLiteD1
+from entity_memory.storage.kv import InMemoryKV
 
 from .conftest import REPO, Clock
 

@@ -1,6 +1,6 @@
 import pytest
 
-from entity_memory.keys import (
+from entity_memory.domain.keys import (
     InvalidId,
     InvalidType,
     entity_key,

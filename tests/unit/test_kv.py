@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from entity_memory.kv import CountingKV, InMemoryKV, KVError
+from entity_memory.storage.kv import CountingKV, InMemoryKV, KVError
 
 from .conftest import Clock
 

@@ -4,13 +4,13 @@ from typing import Any
 
 import pytest
 
-from entity_memory.d1 import CountingD1, SQLiteD1
-from entity_memory.kv import CountingKV, InMemoryKV
-from entity_memory.ledger import Ledger
-from entity_memory.maintenance import reindex_recent_users
-from entity_memory.models import parse_entity
-from entity_memory.store import EntityStore
-from entity_memory.trends import metric_trends, trend_of
+from entity_memory.domain.models import parse_entity
+from entity_memory.domain.trends import metric_trends, trend_of
+from entity_memory.service.maintenance import reindex_recent_users
+from entity_memory.storage.d1 import CountingD1, SQLiteD1
+from entity_memory.storage.kv import CountingKV, InMemoryKV
+from entity_memory.storage.ledger import Ledger
+from entity_memory.storage.store import EntityStore
 
 from .conftest import DAY, REPO, T0, Clock
 from .factories import all_five, campaign, metric, pain_point

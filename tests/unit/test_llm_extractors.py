@@ -21,8 +21,9 @@ from typing import Any
 import httpx
 import pytest
 
+from entity_memory.domain.models import entity_input_adapter
 from entity_memory.extraction.base import ExtractionError, KnownEntity, Message, Usage
-from entity_memory.extraction.llm import (
+from entity_memory.extraction.llm.chat import (
     DEFAULT_MAX_TOKENS,
     OutputError,
     entities_json_schema,
@@ -30,15 +31,14 @@ from entity_memory.extraction.llm import (
     retry_messages,
     split_items,
 )
-from entity_memory.extraction.openai_compat import OpenAICompatExtractor
-from entity_memory.extraction.prompt import (
+from entity_memory.extraction.llm.openai_compat import OpenAICompatExtractor
+from entity_memory.extraction.llm.prompt import (
     EXTRACTION_PROMPT,
     render_prompt,
     render_transcript,
     system_prompt,
 )
-from entity_memory.extraction.workers_ai import DEFAULT_MODEL, WorkersAIExtractor
-from entity_memory.models import entity_input_adapter
+from entity_memory.extraction.llm.workers_ai import DEFAULT_MODEL, WorkersAIExtractor
 
 from .llm_replay_server import ReplayServer, Reply, completion, error
 
@@ -707,7 +707,7 @@ class FakeEnv:
 
 
 async def test_worker_ai_run_returns_plain_python():
-    from worker_bindings import workers_ai_run
+    from adapters.workers import workers_ai_run
 
     binding = FakeAiBinding()
     result = await workers_ai_run(binding)("@cf/m", {"messages": []})
@@ -717,7 +717,7 @@ async def test_worker_ai_run_returns_plain_python():
 
 
 async def test_worker_http_post_uses_workers_fetch(monkeypatch):
-    import worker_bindings
+    from adapters import workers as worker_bindings
 
     seen: list[tuple[str, dict[str, Any]]] = []
 
@@ -753,7 +753,7 @@ async def test_worker_http_post_uses_workers_fetch(monkeypatch):
 
 
 def test_bind_wires_ai_http_and_vars():
-    from worker_bindings import bind, workers_http_post
+    from adapters.workers import bind, workers_http_post
 
     env = FakeEnv(
         ENTITIES=object(),

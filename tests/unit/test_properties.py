@@ -16,15 +16,15 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from entity_memory.config import Settings
-from entity_memory.context import SECTION_ORDER, TYPE_LABELS, assemble_entity_context
-from entity_memory.d1 import SQLiteD1
-from entity_memory.keys import ENTITY_TYPES, InvalidId, slug_for, validate_id
-from entity_memory.kv import InMemoryKV
-from entity_memory.ledger import Ledger
-from entity_memory.models import EntityInputBase, entity_input_adapter
-from entity_memory.store import EntityStore
-from entity_memory.text import normalize_name
+from entity_memory.domain.context import SECTION_ORDER, TYPE_LABELS, assemble_entity_context
+from entity_memory.domain.keys import ENTITY_TYPES, InvalidId, slug_for, validate_id
+from entity_memory.domain.models import EntityInputBase, entity_input_adapter
+from entity_memory.domain.text import normalize_name
+from entity_memory.service.settings import Settings
+from entity_memory.storage.d1 import SQLiteD1
+from entity_memory.storage.kv import InMemoryKV
+from entity_memory.storage.ledger import Ledger
+from entity_memory.storage.store import EntityStore
 
 from .conftest import REPO, T0, Clock
 

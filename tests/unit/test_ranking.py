@@ -1,9 +1,9 @@
 import pytest
 
-from entity_memory.models import IndexEntry
-from entity_memory.ranking import keywords_for, recency_score, score_entries, select
-from entity_memory.store import EntityStore
-from entity_memory.text import tokenize
+from entity_memory.domain.models import IndexEntry
+from entity_memory.domain.ranking import keywords_for, recency_score, score_entries, select
+from entity_memory.domain.text import tokenize
+from entity_memory.storage.store import EntityStore
 
 from .conftest import DAY, T0, Clock
 from .factories import campaign, decision, item, metric, pain_point, preference

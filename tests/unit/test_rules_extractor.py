@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
+from entity_memory.domain.keys import slug_for
+from entity_memory.domain.models import entity_input_adapter
 from entity_memory.extraction.base import KnownEntity, Message
-from entity_memory.extraction.rules import RulesExtractor, extract_candidates, short_name
-from entity_memory.keys import slug_for
-from entity_memory.models import entity_input_adapter
+from entity_memory.extraction.rules.legacy import RulesExtractor, extract_candidates, short_name
 
 #: A campaign stored in an earlier session (the name alone says nothing about being a campaign).
 PADDLE = KnownEntity("campaign", "paddle-rentals", "Paddle Rentals")

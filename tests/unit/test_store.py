@@ -2,10 +2,10 @@ import json
 
 import pytest
 
-from entity_memory.config import Settings
-from entity_memory.keys import InvalidId
-from entity_memory.kv import CountingKV, InMemoryKV
-from entity_memory.store import EntityStore
+from entity_memory.domain.keys import InvalidId
+from entity_memory.service.settings import Settings
+from entity_memory.storage.kv import CountingKV, InMemoryKV
+from entity_memory.storage.store import EntityStore
 
 from .conftest import DAY, T0, Clock
 from .factories import all_five, campaign, metric, pain_point, preference

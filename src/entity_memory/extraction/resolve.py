@@ -10,55 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..keys import slug_for
-from ..models import EntityInputBase, IndexEntry
-from ..text import normalize_name, tokenize
+from entity_memory.domain.keys import slug_for
+from entity_memory.domain.models import EntityInputBase, IndexEntry
+from entity_memory.domain.text import normalize_name, tokenize
+from entity_memory.domain.vocab import CHANNEL_TERMS, KPI_TERMS
 
-#: KPI terms and numbers always tell entities apart ("Alpha CPA" is not "Alpha CPC").
-_KPI_TERMS = frozenset(
-    {
-        "cpa",
-        "tcpa",
-        "roas",
-        "troas",
-        "ctr",
-        "cpc",
-        "cpm",
-        "cvr",
-        "budget",
-        "spend",
-        "conversion",
-        "revenue",
-        "margin",
-        "impression",
-        "click",
-        "aov",
-        "cost",
-        "rate",
-        "share",
-    }
-)
-#: Channel words tell campaigns apart only when both names carry one ("Trail Runners" may be
-#: "Trail Runners Search", but "Brand Search" is not "Brand Shopping").
-_CHANNEL_TERMS = frozenset(
-    {
-        "search",
-        "shopping",
-        "pmax",
-        "display",
-        "video",
-        "brand",
-        "branded",
-        "nonbrand",
-        "generic",
-        "competitor",
-        "remarketing",
-        "retargeting",
-        "youtube",
-        "discovery",
-        "demand",
-    }
-)
 FUZZY_JACCARD = 0.75
 
 
@@ -73,11 +29,11 @@ def _terms(name: str) -> set[str]:
 
 def _compatible(ta: set[str], tb: set[str]) -> bool:
     def pinned(t: set[str]) -> set[str]:
-        return {x for x in t if x in _KPI_TERMS or any(ch.isdigit() for ch in x)}
+        return {x for x in t if x in KPI_TERMS or any(ch.isdigit() for ch in x)}
 
     if pinned(ta) != pinned(tb):
         return False
-    ca, cb = ta & _CHANNEL_TERMS, tb & _CHANNEL_TERMS
+    ca, cb = ta & CHANNEL_TERMS, tb & CHANNEL_TERMS
     return not (ca and cb and ca != cb)
 
 
@@ -85,7 +41,7 @@ def fuzzy_same(a: str, b: str) -> bool:
     ta, tb = _terms(a), _terms(b)
     if not ta or not tb or not _compatible(ta, tb):
         return False
-    rest_a, rest_b = ta - _CHANNEL_TERMS, tb - _CHANNEL_TERMS
+    rest_a, rest_b = ta - CHANNEL_TERMS, tb - CHANNEL_TERMS
     small, large = sorted((rest_a, rest_b), key=len)
     if len(small) >= 2 and small <= large:
         return True

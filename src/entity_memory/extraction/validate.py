@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..models import METADATA_MODELS, EntityInputBase, entity_input_adapter
+from entity_memory.domain.models import METADATA_MODELS, EntityInputBase, entity_input_adapter
 
 _TOP_LEVEL = set(EntityInputBase.model_fields) | {"type", "metadata"}
 

@@ -38,9 +38,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..models import entity_input_adapter
-from ..text import fold, normalize_name, tokenize
-from .base import ExtractionResult, KnownEntity, Message
+from entity_memory.domain.models import entity_input_adapter
+from entity_memory.domain.text import fold, normalize_name, tokenize
+from entity_memory.extraction.base import ExtractionResult, KnownEntity, Message
 
 # --- numbers and values --------------------------------------------------------------------------
 

@@ -20,26 +20,31 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from . import __version__
-from .auth import TokenStore, authenticate
-from .config import Bindings
-from .context import assemble_entity_context
-from .d1 import CountingD1
-from .extraction.base import Message
-from .extraction.pipeline import (
+from entity_memory import __version__
+from entity_memory.domain.context import assemble_entity_context
+from entity_memory.domain.keys import (
+    ENTITY_TYPES,
+    InvalidId,
+    InvalidType,
+    validate_id,
+    validate_type,
+)
+from entity_memory.domain.models import EntityInput
+from entity_memory.domain.trends import metric_trends, pain_point_trends
+from entity_memory.extraction.base import Message
+from entity_memory.extraction.registry import ExtractorFactory, build_extractor
+from entity_memory.service.auth import TokenStore, authenticate
+from entity_memory.service.extract_session import (
     ExtractionRequestError,
-    ExtractorFactory,
     SessionExtraction,
-    build_extractor,
     transcript_to_messages,
 )
-from .guard import StorageUnavailable, guarded
-from .keys import ENTITY_TYPES, InvalidId, InvalidType, validate_id, validate_type
-from .kv import CountingKV
-from .ledger import Ledger
-from .models import EntityInput
-from .store import EntityStore
-from .trends import metric_trends, pain_point_trends
+from entity_memory.service.settings import Bindings
+from entity_memory.storage.d1 import CountingD1
+from entity_memory.storage.guard import StorageUnavailable, guarded
+from entity_memory.storage.kv import CountingKV
+from entity_memory.storage.ledger import Ledger
+from entity_memory.storage.store import EntityStore
 
 logger = logging.getLogger(__name__)
 

@@ -11,8 +11,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .d1 import D1Database
-from .kv import KVNamespace
+from entity_memory.storage.d1 import D1Database
+from entity_memory.storage.kv import KVNamespace
 
 DAY_SECONDS = 24 * 60 * 60
 

@@ -10,24 +10,9 @@ import re
 import unicodedata
 from functools import lru_cache
 
-# Long forms first, so "target cost per acquisition" becomes "tcpa", never "target cpa".
-_PHRASES: list[tuple[str, str]] = [
-    (r"target cost per (acquisition|action|conversion)", "tcpa"),
-    (r"target return on ad(vertising)? spend", "troas"),
-    (r"cost per (acquisition|action|conversion|lead)", "cpa"),
-    (r"return on ad(vertising)? spend", "roas"),
-    (r"click[ -]?through[ -]?rates?", "ctr"),
-    (r"cost per click", "cpc"),
-    (r"cost per (mille|thousand( impressions)?)", "cpm"),
-    (r"conversion rates?", "cvr"),
-    (r"target cpa", "tcpa"),
-    (r"target roas", "troas"),
-    (r"\bt-cpa\b", "tcpa"),
-    (r"\bt-roas\b", "troas"),
-]
-#: A bidding target is also about its KPI: a task on "CPA" should find "switched to tCPA".
-_EXPANSIONS: dict[str, tuple[str, ...]] = {"tcpa": ("tcpa", "cpa"), "troas": ("troas", "roas")}
-_PHRASE_RES = [(re.compile(p), r) for p, r in _PHRASES]
+from entity_memory.domain.vocab import ACRONYM_PHRASES, KPI_EXPANSIONS, NO_STEM
+
+_PHRASE_RES = [(re.compile(p), r) for p, r in ACRONYM_PHRASES]
 
 STOP_WORDS = frozenset(
     """a about above after again all also am an and any are as at be because been before being
@@ -58,13 +43,9 @@ def normalize_name(name: str) -> str:
     return " ".join(re.sub(r"[\W_]+", " ", fold(name)).split())
 
 
-#: Terms that look plural but are not (folding "roas" to "roa" would split it from "ROAS").
-_NO_STEM = frozenset({"roas", "troas", "ios", "analytics", "ads", "sms", "news", "gas"})
-
-
 def _stem(token: str) -> str:
     """Plural folding only: aggressive stemming merges KPI names that must stay apart."""
-    if token in _NO_STEM:
+    if token in NO_STEM:
         return token
     if len(token) > 4 and token.endswith("ies"):
         return token[:-3] + "y"
@@ -89,5 +70,5 @@ def tokenize(text: str) -> list[str]:
         token = raw.replace("'", "")
         if token in STOP_WORDS or (len(token) < 2 and not token.isdigit()):
             continue
-        terms.extend(_EXPANSIONS.get(token, (_stem(token),)))
+        terms.extend(KPI_EXPANSIONS.get(token, (_stem(token),)))
     return terms

@@ -12,15 +12,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .keys import slug_for
-from .models import (
+from entity_memory.domain.keys import slug_for
+from entity_memory.domain.models import (
     ENTITY_MODELS,
     MAX_ALIASES,
     METRIC_HISTORY_LIMIT,
     BaseEntity,
     EntityInputBase,
 )
-from .text import normalize_name
+from entity_memory.domain.text import normalize_name
 
 Status = Literal["created", "updated", "unchanged"]
 

@@ -14,7 +14,7 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
-from .d1 import D1Database
+from entity_memory.storage.d1 import D1Database
 
 TOKEN_PREFIX = "emu_"
 

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
 from pydantic.alias_generators import to_camel
 
-from .keys import ENTITY_TYPES, validate_id
+from entity_memory.domain.keys import ENTITY_TYPES, validate_id
 
 EntityType = Literal["campaign", "metric", "decision", "pain_point", "preference"]
 assert set(EntityType.__args__) == set(ENTITY_TYPES)  # type: ignore[attr-defined]

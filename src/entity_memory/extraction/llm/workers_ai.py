@@ -16,9 +16,14 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from ..config import AiRun
-from .base import ExtractionError, ExtractionResult, KnownEntity, Message, Usage
-from .llm import (
+from entity_memory.extraction.base import (
+    ExtractionError,
+    ExtractionResult,
+    KnownEntity,
+    Message,
+    Usage,
+)
+from entity_memory.extraction.llm.chat import (
     DEFAULT_MAX_TOKENS,
     DEFAULT_TIMEOUT_S,
     ChatMessages,
@@ -26,6 +31,7 @@ from .llm import (
     extract_with_retry,
     usage_from,
 )
+from entity_memory.service.settings import AiRun
 
 DEFAULT_MODEL = "@cf/meta/llama-3.3-70b-instruct-fp8-fast"
 _JSON_MODE_FAILED = re.compile(r"json mode|json_schema|response_format", re.IGNORECASE)

@@ -19,15 +19,21 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from ..config import HttpPost
-from .base import ExtractionError, ExtractionResult, KnownEntity, Message, Usage
-from .llm import (
+from entity_memory.extraction.base import (
+    ExtractionError,
+    ExtractionResult,
+    KnownEntity,
+    Message,
+    Usage,
+)
+from entity_memory.extraction.llm.chat import (
     DEFAULT_TIMEOUT_S,
     ChatMessages,
     entities_json_schema,
     extract_with_retry,
     usage_from,
 )
+from entity_memory.service.settings import HttpPost
 
 _SCHEMA_REJECTED = re.compile(r"response_format|json_schema", re.IGNORECASE)
 _ERROR_SNIPPET = 300

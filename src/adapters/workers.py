@@ -13,8 +13,8 @@ import asyncio
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from entity_memory.config import AiRun, Bindings, HttpPost, RateLimit, Settings
-from entity_memory.kv import (
+from entity_memory.service.settings import AiRun, Bindings, HttpPost, RateLimit, Settings
+from entity_memory.storage.kv import (
     MAX_BULK_GET_KEYS,
     MAX_LIST_LIMIT,
     KVError,
@@ -38,7 +38,7 @@ def _plain(value: Any) -> Any:
 
 
 class WorkersKV:
-    """`entity_memory.kv.KVNamespace` over a Workers KV binding.
+    """`entity_memory.storage.kv.KVNamespace` over a Workers KV binding.
 
     Requests KV would refuse are refused here first with the same `KVError` as `InMemoryKV`,
     so the core sees one error type whichever namespace it runs on.
@@ -114,7 +114,7 @@ class WorkersKV:
 
 
 class WorkersD1:
-    """`entity_memory.d1.D1Database` over a D1 binding (`prepare().bind().all()`, `batch`)."""
+    """`entity_memory.storage.d1.D1Database` over a D1 binding (`prepare().bind()`, `batch`)."""
 
     def __init__(self, binding: Any) -> None:
         self._db = binding

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from .text import normalize_name
+from entity_memory.domain.text import normalize_name
 
 ENTITY_TYPES: tuple[str, ...] = ("campaign", "metric", "decision", "pain_point", "preference")
 _ID_RE = re.compile(r"[A-Za-z0-9._@+-]{1,128}")

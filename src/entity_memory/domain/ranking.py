@@ -13,8 +13,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from .models import IndexEntry
-from .text import name_terms, tokenize
+from entity_memory.domain.models import IndexEntry
+from entity_memory.domain.text import name_terms, tokenize
 
 RELEVANCE_WEIGHT = 0.6
 IMPORTANCE_WEIGHT = 0.3

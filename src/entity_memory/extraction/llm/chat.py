@@ -21,16 +21,22 @@ from collections.abc import Awaitable, Callable, Sequence
 from functools import lru_cache
 from typing import Any
 
-from ..keys import ENTITY_TYPES
-from ..models import (
+from entity_memory.domain.keys import ENTITY_TYPES
+from entity_memory.domain.models import (
     CampaignInput,
     DecisionInput,
     MetricInput,
     PainPointInput,
     PreferenceInput,
 )
-from .base import ExtractionError, ExtractionResult, KnownEntity, Message, Usage
-from .prompt import system_prompt, user_prompt
+from entity_memory.extraction.base import (
+    ExtractionError,
+    ExtractionResult,
+    KnownEntity,
+    Message,
+    Usage,
+)
+from entity_memory.extraction.llm.prompt import system_prompt, user_prompt
 
 DEFAULT_TIMEOUT_S = 60.0
 DEFAULT_MAX_TOKENS = 4096

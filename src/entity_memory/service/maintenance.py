@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .config import Bindings
-from .ledger import Ledger
-from .store import EntityStore
+from entity_memory.service.settings import Bindings
+from entity_memory.storage.ledger import Ledger
+from entity_memory.storage.store import EntityStore
 
 HOUR_MS = 60 * 60 * 1000
 #: How far back a cron run looks for users with writes (a margin over the cron interval).

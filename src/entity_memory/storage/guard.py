@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .kv import KVError
+from entity_memory.storage.kv import KVError
 
 
 class StorageUnavailable(Exception):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from .base import KnownEntity, Message
+from entity_memory.extraction.base import KnownEntity, Message
 
 #: The SPEC's prompt, unchanged (a `str.format` template: `{conversation}`, doubled braces).
 EXTRACTION_PROMPT = """Analyze this conversation and extract structured entities.

@@ -10,31 +10,37 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..config import Bindings
-from ..keys import validate_id
-from ..ledger import Ledger
-from ..models import BaseEntity, EntityInputBase
-from ..store import EntityStore
-from ..text import tokenize
-from .base import ExtractionError, ExtractionResult, Extractor, KnownEntity, Message, Usage
-from .resolve import Resolver
-from .validate import validate_candidates
+from entity_memory.domain.keys import validate_id
+from entity_memory.domain.models import BaseEntity, EntityInputBase
+from entity_memory.domain.text import tokenize
+from entity_memory.extraction.base import (
+    ExtractionError,
+    ExtractionResult,
+    KnownEntity,
+    Message,
+    Usage,
+)
+from entity_memory.extraction.registry import (
+    EXTRACTORS,
+    ExtractorFactory,
+    build_extractor,
+    configured_extractor,
+)
+from entity_memory.extraction.resolve import Resolver
+from entity_memory.extraction.validate import validate_candidates
+from entity_memory.service.settings import Bindings
+from entity_memory.storage.ledger import Ledger
+from entity_memory.storage.store import EntityStore
 
-#: Builds the extractor called `name` (tests pass their own to script the extractor's output).
-ExtractorFactory = Callable[[str, Bindings], Extractor]
-
-EXTRACTORS = ("rules", "workers-ai", "openai")
-DEFAULT_AI_MODEL = "@cf/meta/llama-3.3-70b-instruct-fp8-fast"
 #: Characters of transcript per LLM call (~6k tokens), so long sessions fit any model.
 CHUNK_CHARS = 24_000
 MAX_MESSAGES = 2_000
 #: Importance taken off a mention that adds nothing to what is stored (SPEC: novelty).
 REPEAT_PENALTY = 0.15
-LLM_TIMEOUT_S = 60.0
 
 
 class ExtractionRequestError(ValueError):
@@ -85,59 +91,6 @@ def novelty(old: BaseEntity | None, item: EntityInputBase) -> EntityInputBase:
     if set(tokenize(item.content)) <= set(tokenize(old.content)):
         return item.model_copy(update={"importance": max(0.0, item.importance - REPEAT_PENALTY)})
     return item
-
-
-def _seconds(raw: Any) -> float:
-    """A timeout var in seconds; unset or unreadable means the default."""
-    try:
-        value = float(raw)
-    except (TypeError, ValueError):
-        return LLM_TIMEOUT_S
-    return value if value > 0 else LLM_TIMEOUT_S
-
-
-def build_extractor(name: str, bindings: Bindings) -> Extractor:
-    """The extractor called `name`; ExtractionError when its backend is not configured."""
-    env = bindings.vars
-    if name == "rules":
-        from .rules import RulesExtractor
-
-        return RulesExtractor()
-    if name == "workers-ai":
-        if bindings.ai_run is None:
-            raise ExtractionError("workers-ai: no AI binding")
-        from .workers_ai import WorkersAIExtractor
-
-        model = str(env.get("AI_MODEL") or DEFAULT_AI_MODEL)
-        timeout = _seconds(env.get("AI_TIMEOUT_S"))
-        return WorkersAIExtractor(bindings.ai_run, model=model, timeout_s=timeout)
-    if name == "openai":
-        base_url = env.get("LLM_BASE_URL")
-        if not base_url or bindings.http_post is None:
-            raise ExtractionError("openai: LLM_BASE_URL is not set")
-        from .openai_compat import OpenAICompatExtractor
-
-        return OpenAICompatExtractor(
-            bindings.http_post,
-            base_url=str(base_url),
-            api_key=str(env["LLM_API_KEY"]) if env.get("LLM_API_KEY") else None,
-            model=str(env.get("LLM_MODEL") or "default"),
-            timeout_s=_seconds(env.get("LLM_TIMEOUT_S")),
-        )
-    raise ExtractionError(f"unknown extractor {name!r}")
-
-
-def configured_extractor(bindings: Bindings) -> str:
-    """`[vars] EXTRACTOR`, or `auto`: an OpenAI-compatible endpoint if one is configured, else
-    Workers AI if bound, else the rules."""
-    name = str(bindings.vars.get("EXTRACTOR") or "auto")
-    if name != "auto":
-        return name
-    if bindings.vars.get("LLM_BASE_URL") and bindings.http_post is not None:
-        return "openai"
-    if bindings.ai_run is not None:
-        return "workers-ai"
-    return "rules"
 
 
 async def run_extractor(

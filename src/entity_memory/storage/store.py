@@ -16,20 +16,26 @@ from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .config import Settings, wall_clock_ms
-from .d1 import Statement
-from .keys import entity_key, entity_prefix, index_key, validate_id, validate_type
-from .kv import MAX_BULK_GET_KEYS, MAX_METADATA_BYTES, KVListKey, KVNamespace
-from .ledger import Ledger
-from .merge import Change, MergeResult, Status, entity_id_for, merge
-from .models import (
+from entity_memory.domain.keys import (
+    entity_key,
+    entity_prefix,
+    index_key,
+    validate_id,
+    validate_type,
+)
+from entity_memory.domain.merge import Change, MergeResult, Status, entity_id_for, merge
+from entity_memory.domain.models import (
     BaseEntity,
     EntityIndex,
     EntityInputBase,
     IndexEntry,
     parse_entity,
 )
-from .ranking import Score, keywords_for, name_term_count, score_entries, select
+from entity_memory.domain.ranking import Score, keywords_for, name_term_count, score_entries, select
+from entity_memory.service.settings import Settings, wall_clock_ms
+from entity_memory.storage.d1 import Statement
+from entity_memory.storage.kv import MAX_BULK_GET_KEYS, MAX_METADATA_BYTES, KVListKey, KVNamespace
+from entity_memory.storage.ledger import Ledger
 
 logger = logging.getLogger(__name__)
 

@@ -12,9 +12,9 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
-from .d1 import D1Database, Statement
-from .merge import Change
-from .models import BaseEntity
+from entity_memory.domain.merge import Change
+from entity_memory.domain.models import BaseEntity
+from entity_memory.storage.d1 import D1Database, Statement
 
 ChangeKind = Literal["created", "updated", "contradicted", "deleted", "expired"]
 

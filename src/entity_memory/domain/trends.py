@@ -10,25 +10,9 @@ import json
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from .text import tokenize
+from entity_memory.domain.text import tokenize
+from entity_memory.domain.vocab import HIGHER_IS_BETTER, LOWER_IS_BETTER
 
-LOWER_IS_BETTER = frozenset({"cpa", "tcpa", "cpc", "cpm", "cost", "spend", "bounce", "cpl"})
-HIGHER_IS_BETTER = frozenset(
-    {
-        "roas",
-        "troas",
-        "ctr",
-        "cvr",
-        "conversion",
-        "revenue",
-        "impression",
-        "click",
-        "margin",
-        "aov",
-        "value",
-        "share",
-    }
-)
 FLAT_TOLERANCE = 0.02
 
 Trend = Literal["improving", "worsening", "flat", "unknown"]

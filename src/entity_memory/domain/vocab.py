@@ -1,0 +1,79 @@
+"""The ads vocabulary, in one place: acronyms and their long forms, which words name a KPI or a
+channel, and which direction of a KPI is good.
+
+Every module that needs to know what "tCPA" or "cost per lead" means asks here, so ranking,
+resolution, trends and extraction agree. These are facts of the advertising domain (as Google Ads
+and Meta define them), never words taken from a particular conversation.
+"""
+
+from __future__ import annotations
+
+#: Long forms folded to their acronym before tokenizing; longest first, so "target cost per
+#: acquisition" becomes "tcpa", never "target cpa".
+ACRONYM_PHRASES: tuple[tuple[str, str], ...] = (
+    (r"target cost per (acquisition|action|conversion)", "tcpa"),
+    (r"target return on ad(vertising)? spend", "troas"),
+    (r"cost per (acquisition|action|conversion)", "cpa"),
+    (r"cost per lead", "cpl"),
+    (r"return on ad(vertising)? spend", "roas"),
+    (r"click[ -]?through[ -]?rates?", "ctr"),
+    (r"cost per click", "cpc"),
+    (r"cost per (mille|thousand( impressions)?)", "cpm"),
+    (r"conversion rates?", "cvr"),
+    (r"average order value", "aov"),
+    (r"target cpa", "tcpa"),
+    (r"target roas", "troas"),
+    (r"\bt-cpa\b", "tcpa"),
+    (r"\bt-roas\b", "troas"),
+)
+#: A term that is also about a broader KPI: a task on "CPA" should find "switched to tCPA",
+#: and cost per lead is a cost per acquisition where the acquisition is a lead.
+KPI_EXPANSIONS: dict[str, tuple[str, ...]] = {
+    "tcpa": ("tcpa", "cpa"),
+    "troas": ("troas", "roas"),
+    "cpl": ("cpl", "cpa"),
+}
+#: Acronyms that end in "s" and must not be stemmed as plurals.
+NO_STEM = frozenset({"roas", "troas", "ios", "analytics", "ads", "sms", "news", "gas"})
+
+#: KPI acronyms, where a lower value is better and where a higher one is.
+LOWER_IS_BETTER = frozenset({"cpa", "tcpa", "cpl", "cpc", "cpm", "cost", "spend", "bounce"})
+HIGHER_IS_BETTER = frozenset(
+    {
+        "roas",
+        "troas",
+        "ctr",
+        "cvr",
+        "conversion",
+        "revenue",
+        "impression",
+        "click",
+        "margin",
+        "aov",
+        "value",
+        "share",
+    }
+)
+#: Words that make two names different measurements ("Alpha CPA" is not "Alpha CPC").
+KPI_TERMS = LOWER_IS_BETTER | HIGHER_IS_BETTER | {"budget", "rate"}
+
+#: Channel and campaign-kind words ("Brand Search" is not "Brand Shopping").
+CHANNEL_TERMS = frozenset(
+    {
+        "search",
+        "shopping",
+        "pmax",
+        "display",
+        "video",
+        "brand",
+        "branded",
+        "nonbrand",
+        "generic",
+        "competitor",
+        "remarketing",
+        "retargeting",
+        "youtube",
+        "discovery",
+        "demand",
+    }
+)
