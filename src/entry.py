@@ -6,6 +6,7 @@ from workers import WorkerEntrypoint
 from adapters.workers import bind
 from entity_memory.http.app import create_app
 from entity_memory.service.maintenance import scheduled_reindex
+from entity_memory.service.retry_pending import scheduled_retry_pending
 
 app = create_app(bind)
 
@@ -15,4 +16,7 @@ class Default(WorkerEntrypoint):
         return await asgi.fetch(app, request, self.env, self.ctx)
 
     async def scheduled(self, controller, env, ctx):
-        return await scheduled_reindex(bind(self.env))
+        bindings = bind(self.env)
+        reindexed = await scheduled_reindex(bindings)
+        retried = await scheduled_retry_pending(bindings)
+        return {"reindex": reindexed, "pendingSessions": retried}

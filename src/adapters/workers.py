@@ -159,17 +159,24 @@ def workers_ai_run(binding: Any) -> AiRun:
     return ai_run
 
 
-async def _fetch_post(url: str, headers: Mapping[str, str], body: bytes) -> tuple[int, str]:
+async def _fetch_post(
+    url: str, headers: Mapping[str, str], body: bytes
+) -> tuple[int, str, dict[str, str]]:
     from workers import fetch  # the Workers runtime only; imported on first use
 
     response = await fetch(url, method="POST", headers=dict(headers), body=body.decode("utf-8"))
-    return int(response.status), await response.text()
+    found: dict[str, str] = {}
+    retry_after = response.headers.get("retry-after")
+    if retry_after is not None:
+        found["retry-after"] = str(retry_after)
+    return int(response.status), await response.text(), found
 
 
 async def workers_http_post(
     url: str, headers: Mapping[str, str], body: bytes, timeout_s: float
-) -> tuple[int, str]:
-    """`HttpPost` over the Workers `fetch`: (HTTP status, response text), whatever the status.
+) -> tuple[int, str, dict[str, str]]:
+    """`HttpPost` over the Workers `fetch`: (HTTP status, response text, the headers a client
+    acts on: Retry-After), whatever the status.
 
     Raises `TimeoutError` after `timeout_s`, and the runtime's error when the request fails.
     """
@@ -183,8 +190,13 @@ VAR_NAMES = (
     "LLM_API_KEY",
     "LLM_MODEL",
     "LLM_TIMEOUT_S",
+    "LLM_TEMPERATURE",
+    "LLM_MAX_TOKENS",
+    "LLM_CONTEXT_TOKENS",
+    "LLM_ATTEMPTS",
     "AI_MODEL",
     "AI_TIMEOUT_S",
+    "AI_MAX_TOKENS",
     "API_TOKEN",
     "TTL_DAYS_PREFERENCE",
     "TTL_DAYS_PAIN_POINT",

@@ -32,6 +32,8 @@ async def test_campaign_is_stored_under_the_spec_key_with_exact_json(
         "sessionId": "s1",
         "version": 1,
         "aliases": [],
+        "provenance": [],
+        "extractor": "api",
         "metadata": {
             "campaignId": None,
             "strategy": "target CPA",

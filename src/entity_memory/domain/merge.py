@@ -5,6 +5,11 @@ the old one. Beyond the SPEC's whole-document overwrite, metadata merges field b
 mention that omits the budget does not erase it), metric values accumulate a bounded history,
 a pain point that comes back in a new session counts one more occurrence, and a mention that
 adds nothing is `unchanged`, so it costs no KV write and no new version.
+
+Facts, not pasted sentences: `content` is the newest summary (it replaces the old one, never
+appended to it); a metric's `value` and `target` are separate fields and only values become
+history observations; each write appends its provenance (excerpt, session, time, extractor)
+to a bounded list, and `extractor` says who wrote the current version ("api" for a client).
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from entity_memory.domain.models import (
     ENTITY_MODELS,
     MAX_ALIASES,
     METRIC_HISTORY_LIMIT,
+    PROVENANCE_LIMIT,
     BaseEntity,
     EntityInputBase,
 )
@@ -55,8 +61,47 @@ def _merge_aliases(name: str, *alias_lists: list[str]) -> list[str]:
     return merged[:MAX_ALIASES]
 
 
-def _observation(value: float, now: int, session_id: str) -> dict[str, Any]:
-    return {"value": value, "at": now, "sessionId": session_id}
+#: The extractor recorded for a write that named none (a client's own PUT / `remember`).
+CLIENT_WRITER = "api"
+
+
+def _observation(
+    value: float, now: int, session_id: str, observed_on: str | None = None
+) -> dict[str, Any]:
+    obs: dict[str, Any] = {"value": value, "at": now, "sessionId": session_id}
+    if observed_on:
+        obs["observedOn"] = observed_on
+    return obs
+
+
+def new_provenance(item: EntityInputBase, session_id: str, now: int) -> list[dict[str, Any]]:
+    """The provenance entries this write brings: the item's own, else one from its `source`;
+    session and time default to the write's."""
+    entries = [p.to_json_dict() for p in item.provenance]
+    if not entries and item.source:
+        entries = [{"excerpt": item.source}]
+    for entry in entries:
+        entry["sessionId"] = entry.get("sessionId") or session_id
+        entry["at"] = entry.get("at") if entry.get("at") is not None else now
+    return entries
+
+
+def _merge_provenance(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    seen = {(p.get("excerpt"), p.get("sessionId")) for p in old}
+    merged = list(old)
+    for entry in new:
+        key = (entry.get("excerpt"), entry.get("sessionId"))
+        if key not in seen:
+            seen.add(key)
+            merged.append(entry)
+    return merged[-PROVENANCE_LIMIT:]
+
+
+def _writer(new: list[dict[str, Any]]) -> str:
+    for entry in reversed(new):
+        if entry.get("extractor"):
+            return str(entry["extractor"])
+    return CLIENT_WRITER
 
 
 def _merge_metric_history(
@@ -75,7 +120,7 @@ def _merge_metric_history(
         last = history[-1] if history else None
         repeat = last is not None and last["value"] == value and last.get("sessionId") == session_id
         if not repeat:
-            history.append(_observation(value, now, session_id))
+            history.append(_observation(value, now, session_id, new_meta.get("observedOn")))
     history.sort(key=lambda h: h["at"])
     return history[-METRIC_HISTORY_LIMIT:]
 
@@ -107,7 +152,11 @@ def _merge_metadata(
 
 def _new_entity(item: EntityInputBase, user_id: str, session_id: str, now: int) -> BaseEntity:
     data = item.to_json_dict()
+    data.pop("source", None)
+    provenance = new_provenance(item, session_id, now)
     data.update(
+        provenance=_merge_provenance([], provenance),
+        extractor=_writer(provenance),
         id=entity_id_for(item),
         userId=user_id,
         createdAt=now,
@@ -144,6 +193,7 @@ def merge(
     before = old.to_json_dict()
     same_name = normalize_name(item.name) == normalize_name(old.name)
     name = old.name if same_name else item.name
+    provenance = new_provenance(item, session_id, now)
     after = dict(before)
     after.update(
         name=name,
@@ -163,6 +213,8 @@ def merge(
     if importance != old.importance:
         changes["importance"] = Change(old.importance, importance)
     after.update(
+        provenance=_merge_provenance(before.get("provenance", []), provenance),
+        extractor=_writer(provenance),
         importance=importance,
         updatedAt=now,
         sessionId=session_id,

@@ -23,6 +23,9 @@ MAX_CONTENT_LENGTH = 4000
 MAX_ALIASES = 20
 #: Observations a metric keeps in KV; the full series lives in the ledger.
 METRIC_HISTORY_LIMIT = 20
+#: Provenance entries an entity keeps (the newest); every version is in the ledger anyway.
+PROVENANCE_LIMIT = 10
+MAX_EXCERPT_LENGTH = 500
 
 Importance = Annotated[float, Field(ge=0.0, le=1.0)]
 ShortText = Annotated[str, Field(max_length=500)]
@@ -53,19 +56,30 @@ class CampaignMetadata(CamelModel):
     last_performance: dict[ShortText, float] | None = None
 
 
+IsoDate = Annotated[str, Field(pattern=r"^\d{4}-\d{2}-\d{2}$", description="YYYY-MM-DD")]
+
+
 class MetricObservation(CamelModel):
     value: float
     at: int = Field(ge=0, description="epoch milliseconds")
     session_id: str | None = None
+    #: When the value was measured, where the conversation said (else `at` is the best date).
+    observed_on: IsoDate | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 class MetricMetadata(CamelModel):
     """The SPEC leaves metrics untyped; a KPI is only useful with its value, unit and owner."""
 
     kpi: ShortText = Field(description="CPA, ROAS, CTR, CPC, CPM, conversion rate, ...")
-    value: float | None = None
+    value: float | None = Field(default=None, description="the measured value, never a goal")
+    target: float | None = Field(
+        default=None, description="the goal for this KPI", exclude_if=lambda v: v is None
+    )
     unit: ShortText | None = Field(default=None, description="USD, %, x, ...")
     campaign: ShortText | None = Field(default=None, description="the campaign it belongs to")
+    observed_on: IsoDate | None = Field(
+        default=None, description="when the value was measured", exclude_if=lambda v: v is None
+    )
     history: Annotated[list[MetricObservation], Field(max_length=METRIC_HISTORY_LIMIT)] = Field(
         default_factory=list
     )
@@ -104,6 +118,19 @@ METADATA_MODELS: dict[str, type[CamelModel]] = {
     "preference": PreferenceMetadata,
 }
 
+# --- provenance --------------------------------------------------------------------------------
+
+
+class Provenance(CamelModel):
+    """Where a fact came from: the words that support it, the session, when, and who read it."""
+
+    excerpt: Annotated[str, Field(max_length=MAX_EXCERPT_LENGTH)] = ""
+    session_id: str | None = None
+    at: int | None = Field(default=None, ge=0, description="epoch milliseconds")
+    #: rules | workers-ai | openai, or "api" for a client's own write (an agent's `remember`).
+    extractor: ShortText | None = None
+
+
 # --- what clients send -------------------------------------------------------------------------
 
 
@@ -113,6 +140,21 @@ class EntityInputBase(CamelModel):
     content: Annotated[str, Field(max_length=MAX_CONTENT_LENGTH)] = ""
     importance: Importance = 0.5
     aliases: Annotated[list[Name], Field(max_length=MAX_ALIASES)] = Field(default_factory=list)
+    #: The excerpt this fact comes from (what an extractor quotes); stored as provenance.
+    source: Annotated[str, Field(max_length=MAX_EXCERPT_LENGTH)] | None = None
+    #: Full provenance entries, for clients that have them (session and time default to the
+    #: write's own).
+    provenance: Annotated[list[Provenance], Field(max_length=PROVENANCE_LIMIT)] = Field(
+        default_factory=list
+    )
+
+    @field_validator("source", mode="before")
+    @classmethod
+    def _short_source(cls, value: object) -> object:
+        """An over-long quote is cut, not a reason to lose the fact."""
+        if isinstance(value, str) and len(value) > MAX_EXCERPT_LENGTH:
+            return value[: MAX_EXCERPT_LENGTH - 3] + "..."
+        return value
 
     @field_validator("id")
     @classmethod
@@ -175,6 +217,10 @@ class BaseEntity(CamelModel):
     session_id: str
     version: int = Field(ge=1)
     aliases: list[str] = Field(default_factory=list)
+    #: The newest sources of this entity's facts (bounded), oldest first.
+    provenance: list[Provenance] = Field(default_factory=list)
+    #: Who wrote the current version: rules | workers-ai | openai | api.
+    extractor: str | None = None
 
 
 class CampaignEntity(BaseEntity):

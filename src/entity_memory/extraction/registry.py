@@ -1,5 +1,10 @@
 """The extractors by name, and which one a deployment gets.
 
+Who gets what: `EXTRACTOR=auto` (the default) picks an OpenAI-compatible server when
+LLM_BASE_URL is set, else Workers AI when the AI binding exists, else the offline rules. A
+request may name one (`"extractor": "rules"`). An LLM that fails is never silently replaced
+by the rules: the pipeline reports `degraded` and keeps the session pending.
+
 Backends are imported lazily: a Worker that never calls an LLM does not pay for importing its
 client at cold start.
 """
@@ -7,66 +12,62 @@ client at cold start.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
-from entity_memory.extraction.base import ExtractionError, Extractor
-from entity_memory.extraction.llm.workers_ai import DEFAULT_MODEL
-from entity_memory.service.settings import Bindings
+from entity_memory.extraction.base import Extractor, ExtractorUnavailable
+from entity_memory.service.settings import EXTRACTOR_NAMES, Bindings
 
 #: Builds the extractor called `name` (tests pass their own to script the extractor's output).
 ExtractorFactory = Callable[[str, Bindings], Extractor]
 
-EXTRACTORS = ("rules", "workers-ai", "openai")
-LLM_TIMEOUT_S = 60.0
-
-
-def _seconds(raw: Any) -> float:
-    """A timeout var in seconds; unset or unreadable means the default."""
-    try:
-        value = float(raw)
-    except (TypeError, ValueError):
-        return LLM_TIMEOUT_S
-    return value if value > 0 else LLM_TIMEOUT_S
+EXTRACTORS = EXTRACTOR_NAMES
+LLM_EXTRACTORS = ("workers-ai", "openai")
 
 
 def build_extractor(name: str, bindings: Bindings) -> Extractor:
-    """The extractor called `name`; ExtractionError when its backend is not configured."""
-    env = bindings.vars
+    """The extractor called `name`; ExtractorUnavailable when its backend is not configured."""
+    cfg = bindings.extraction
     if name == "rules":
         from entity_memory.extraction.rules import RulesExtractor
 
         return RulesExtractor()
     if name == "workers-ai":
         if bindings.ai_run is None:
-            raise ExtractionError("workers-ai: no AI binding")
+            raise ExtractorUnavailable("workers-ai: no AI binding")
         from entity_memory.extraction.llm.workers_ai import WorkersAIExtractor
 
-        model = str(env.get("AI_MODEL") or DEFAULT_MODEL)
-        timeout = _seconds(env.get("AI_TIMEOUT_S"))
-        return WorkersAIExtractor(bindings.ai_run, model=model, timeout_s=timeout)
+        return WorkersAIExtractor(
+            bindings.ai_run,
+            model=cfg.ai_model,
+            timeout_s=cfg.ai_timeout_s,
+            max_tokens=cfg.ai_max_tokens_set,
+            attempts=cfg.attempts,
+        )
     if name == "openai":
-        base_url = env.get("LLM_BASE_URL")
-        if not base_url or bindings.http_post is None:
-            raise ExtractionError("openai: LLM_BASE_URL is not set")
+        if not cfg.llm_base_url or bindings.http_post is None:
+            raise ExtractorUnavailable("openai: LLM_BASE_URL is not set")
         from entity_memory.extraction.llm.openai_compat import OpenAICompatExtractor
 
         return OpenAICompatExtractor(
             bindings.http_post,
-            base_url=str(base_url),
-            api_key=str(env["LLM_API_KEY"]) if env.get("LLM_API_KEY") else None,
-            model=str(env.get("LLM_MODEL") or "default"),
-            timeout_s=_seconds(env.get("LLM_TIMEOUT_S")),
+            base_url=cfg.llm_base_url,
+            api_key=cfg.llm_api_key,
+            model=cfg.llm_model,
+            timeout_s=cfg.llm_timeout_s,
+            max_tokens=cfg.llm_max_tokens,
+            temperature=cfg.llm_temperature,
+            context_tokens=cfg.llm_context_tokens,
+            attempts=cfg.attempts,
         )
-    raise ExtractionError(f"unknown extractor {name!r}")
+    raise ExtractorUnavailable(f"unknown extractor {name!r}")
 
 
 def configured_extractor(bindings: Bindings) -> str:
-    """`[vars] EXTRACTOR`, or `auto`: an OpenAI-compatible endpoint if one is configured, else
+    """`EXTRACTOR`, or for `auto`: an OpenAI-compatible endpoint if one is configured, else
     Workers AI if bound, else the rules."""
-    name = str(bindings.vars.get("EXTRACTOR") or "auto")
-    if name != "auto":
-        return name
-    if bindings.vars.get("LLM_BASE_URL") and bindings.http_post is not None:
+    cfg = bindings.extraction
+    if cfg.extractor != "auto":
+        return cfg.extractor
+    if cfg.llm_base_url and bindings.http_post is not None:
         return "openai"
     if bindings.ai_run is not None:
         return "workers-ai"

@@ -1,7 +1,9 @@
 """Raw extractor output -> validated entity inputs, or rejections with a reason.
 
 Models add fields nobody asked for; those are dropped here (the schema is the contract), but
-anything that fails the schema itself is rejected and reported, never stored.
+anything that fails the schema itself is rejected and reported, never stored. An extractor's
+`source` excerpt is kept (it becomes provenance); `provenance` itself is the pipeline's to
+write, so an extractor cannot forge it.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ def validate_candidates(
             continue
         data = {k: v for k, v in item.items() if k in _TOP_LEVEL and v is not None}
         data.pop("id", None)  # ids come from names and resolution, never from a model
+        data.pop("provenance", None)  # the pipeline writes provenance, from `source`
         meta = item.get("metadata")
         if isinstance(meta, dict):
             data["metadata"] = _known_fields(

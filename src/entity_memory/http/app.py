@@ -97,6 +97,16 @@ class UpsertBody(StrictBody):
     entities: list[EntityInput] = Field(max_length=MAX_BATCH)
 
 
+#: HTTP status of each extraction error code.
+EXTRACTION_ERROR_STATUS = {
+    "empty_conversation": 422,
+    "too_large": 413,
+    "invalid_extractor": 400,
+    "extractor_unavailable": 400,
+    "extractor_misconfigured": 503,
+}
+
+
 class ExtractBody(StrictBody):
     messages: list[Message] | None = Field(default=None, max_length=2000)
     transcript: str | None = Field(default=None, description="plain text, `user:` lines")
@@ -276,7 +286,7 @@ def create_app(
 
     @app.exception_handler(ExtractionRequestError)
     async def _extraction_error(_: Request, exc: ExtractionRequestError) -> JSONResponse:
-        return error_response(exc.status, exc.code, exc.message)
+        return error_response(EXTRACTION_ERROR_STATUS.get(exc.code, 400), exc.code, exc.message)
 
     @app.exception_handler(StorageUnavailable)
     async def _storage(_: Request, exc: StorageUnavailable) -> JSONResponse:
@@ -484,7 +494,8 @@ def create_app(
                 ) from exc
         b = bindings(request)
         pipeline = SessionExtraction(store_for(request), ledger_for(request), b, extractor_factory)
-        return await pipeline.run(user_id, session_id, messages, body.extractor)
+        outcome = await pipeline.run(user_id, session_id, messages, body.extractor)
+        return outcome.to_json_dict()
 
     # --- ledger: history, changes, trends, export, forgetting, reindex -------------------------
 

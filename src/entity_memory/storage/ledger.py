@@ -1,4 +1,5 @@
-"""The D1 ledger: every version of every entity, metric observations, processed sessions.
+"""The D1 ledger: every version of every entity, metric observations, processed sessions,
+and sessions whose LLM extraction is still owed (pending).
 
 KV holds only the live state, last writer wins. The ledger is the audit trail (SPEC best
 practices 2 and 7) and what trends and exports read. Writes for a whole batch go in one D1
@@ -110,6 +111,14 @@ def _parse_row(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _parse_pending(row: dict[str, Any]) -> dict[str, Any]:
+    return {
+        **row,
+        "messages": json.loads(row["messages"]) if row.get("messages") else None,
+        "ranges": [tuple(r) for r in json.loads(row["ranges"] or "[]")],
+    }
+
+
 class Ledger:
     def __init__(self, db: D1Database) -> None:
         self.db = db
@@ -160,14 +169,92 @@ class Ledger:
         )
 
     async def processed_session(self, user_id: str, session_id: str) -> dict[str, Any] | None:
+        """How far a session was read, and what of it is still pending, in one D1 read."""
         rows = await self.db.all(
-            "SELECT content_hash, processed_at, counts FROM processed_sessions"
-            " WHERE user_id = ? AND session_id = ?",
+            "SELECT p.content_hash, p.processed_at, p.counts, q.ranges AS pending_ranges,"
+            " q.content_hash AS pending_hash, q.attempts AS pending_attempts,"
+            " q.extractor AS pending_extractor"
+            " FROM processed_sessions p LEFT JOIN pending_sessions q"
+            " ON q.user_id = p.user_id AND q.session_id = p.session_id"
+            " WHERE p.user_id = ? AND p.session_id = ?",
             (user_id, session_id),
         )
         if not rows:
             return None
-        return {**rows[0], "counts": json.loads(rows[0]["counts"] or "{}")}
+        row = rows[0]
+        pending = None
+        if row.get("pending_ranges") is not None:
+            pending = {
+                "ranges": [tuple(r) for r in json.loads(row["pending_ranges"])],
+                "contentHash": row["pending_hash"],
+                "attempts": int(row["pending_attempts"] or 0),
+                "extractor": row["pending_extractor"],
+            }
+        return {
+            "content_hash": row["content_hash"],
+            "processed_at": row["processed_at"],
+            "counts": json.loads(row["counts"] or "{}"),
+            "pending": pending,
+        }
+
+    # --- pending sessions ------------------------------------------------------------------
+
+    def pending_statement(
+        self,
+        user_id: str,
+        session_id: str,
+        extractor: str,
+        content_hash: str,
+        messages_json: str | None,
+        ranges: Sequence[tuple[int, int]],
+        reason: str,
+        now: int,
+        next_attempt_at: int,
+    ) -> Statement:
+        """Record (or update) the messages of a session an LLM still owes; attempts count up."""
+        return (
+            "INSERT INTO pending_sessions (user_id, session_id, extractor, content_hash,"
+            " messages, ranges, reason, attempts, next_attempt_at, created_at, updated_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?) ON CONFLICT(user_id, session_id) DO UPDATE"
+            " SET extractor = excluded.extractor, content_hash = excluded.content_hash,"
+            " messages = excluded.messages, ranges = excluded.ranges, reason = excluded.reason,"
+            " attempts = pending_sessions.attempts + 1,"
+            " next_attempt_at = excluded.next_attempt_at, updated_at = excluded.updated_at",
+            (
+                user_id,
+                session_id,
+                extractor,
+                content_hash,
+                messages_json,
+                json.dumps([list(r) for r in ranges]),
+                reason[:2000],
+                next_attempt_at,
+                now,
+                now,
+            ),
+        )
+
+    def clear_pending_statement(self, user_id: str, session_id: str) -> Statement:
+        return (
+            "DELETE FROM pending_sessions WHERE user_id = ? AND session_id = ?",
+            (user_id, session_id),
+        )
+
+    async def pending_session(self, user_id: str, session_id: str) -> dict[str, Any] | None:
+        rows = await self.db.all(
+            "SELECT * FROM pending_sessions WHERE user_id = ? AND session_id = ?",
+            (user_id, session_id),
+        )
+        return _parse_pending(rows[0]) if rows else None
+
+    async def due_pending(self, now: int, limit: int) -> list[dict[str, Any]]:
+        """Pending sessions whose next attempt is due, the longest-waiting first."""
+        rows = await self.db.all(
+            "SELECT * FROM pending_sessions WHERE next_attempt_at <= ?"
+            " ORDER BY next_attempt_at LIMIT ?",
+            (now, limit),
+        )
+        return [_parse_pending(r) for r in rows]
 
     async def write(self, statements: Sequence[Statement]) -> None:
         if statements:
@@ -263,7 +350,13 @@ class Ledger:
 
     async def forget_user(self, user_id: str) -> dict[str, int]:
         """Delete every row of the user; counts per table."""
-        tables = ("entity_versions", "metric_observations", "processed_sessions", "user_activity")
+        tables = (
+            "entity_versions",
+            "metric_observations",
+            "processed_sessions",
+            "pending_sessions",
+            "user_activity",
+        )
         counts = await self.db.batch(
             [(f"SELECT COUNT(*) AS n FROM {t} WHERE user_id = ?", (user_id,)) for t in tables]
             + [(f"DELETE FROM {t} WHERE user_id = ?", (user_id,)) for t in tables]

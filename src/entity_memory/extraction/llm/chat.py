@@ -1,63 +1,104 @@
-"""What the two LLM extractors share: messages, the response schema, lenient parsing, one retry.
+"""What both LLM backends share: chunking, context, retries with backoff, splitting, parsing.
 
-Models produce JSON in many wrappings: a bare object, a code fence, prose before or after, a bare
-list, or (Workers AI in JSON mode) an object that is already parsed. `parse_output` accepts all
-of these and finds the entity list. Items come back as raw dicts (the SPEC's prompt shape);
-items that are not objects, have no valid `type` or no `name` are rejected here with a reason,
-and `validate.py` applies the pydantic models to the rest before anything is stored.
-
-If the output is not usable JSON at all (invalid, truncated, empty, no entity list), the request
-is sent once more with the bad reply and a correction appended; a second failure is an
-`ExtractionError`. Timeouts and HTTP errors are the backends' business (they raise
-`ExtractionError` themselves) and are not retried here.
+A session is cut into chunks by estimated tokens against the model's window (chunking.py).
+Each chunk is one chat request carrying read-only context: the session's date, the turns
+before it, and the known entities most relevant to it (ranked against the chunk's text with
+domain/ranking.py) with their current facts. Then, per chunk:
+- a transient failure (HTTP 429, Workers AI 3040 "out of capacity", 5xx, a timeout) is retried
+  with exponential backoff, honouring Retry-After when the server sends one;
+- a reply cut off at the output budget (finish_reason "length", JSON that stops mid-way) or a
+  prompt the server finds too long is SPLIT into two halves and each half is asked again,
+  because asking again with the same budget would be cut off again;
+- a reply that is not usable JSON is asked once more with a correction;
+- a chunk that still fails is reported in `ExtractionResult.failures`; the other chunks'
+  entities are kept, and the pipeline records the failed messages as pending.
 """
 
 from __future__ import annotations
 
-import copy
+import asyncio
 import json
-import re
 from collections.abc import Awaitable, Callable, Sequence
-from functools import lru_cache
+from dataclasses import dataclass
 from typing import Any
 
-from entity_memory.domain.keys import ENTITY_TYPES
-from entity_memory.domain.models import (
-    CampaignInput,
-    DecisionInput,
-    MetricInput,
-    PainPointInput,
-    PreferenceInput,
-)
+from entity_memory.domain.ranking import score_entries
 from entity_memory.extraction.base import (
+    ChunkFailure,
     ExtractionError,
     ExtractionResult,
     KnownEntity,
     Message,
     Usage,
 )
-from entity_memory.extraction.llm.prompt import system_prompt, user_prompt
-
-DEFAULT_TIMEOUT_S = 60.0
-DEFAULT_MAX_TOKENS = 4096
-#: How much of a bad reply is echoed back in the retry (enough to show the model its mistake).
-_ECHO_CHARS = 2000
-#: Positions tried when looking for the JSON value inside a reply.
-_MAX_DECODE_STARTS = 64
+from entity_memory.extraction.llm.catalog import ModelSpec
+from entity_memory.extraction.llm.chunking import (
+    Chunk,
+    estimate_tokens,
+    halve,
+    plan_chunks,
+    recent_context,
+)
+from entity_memory.extraction.llm.parsing import OutputError, parse_output, split_items
+from entity_memory.extraction.llm.prompt import known_entity_json, system_prompt, user_payload
 
 ChatMessages = list[dict[str, str]]
-#: One model call: messages -> (raw output: text or parsed JSON, usage if reported).
-CallModel = Callable[[ChatMessages], Awaitable[tuple[Any, Usage | None]]]
+Sleep = Callable[[float], Awaitable[None]]
 
-# --- messages ----------------------------------------------------------------------------------
+#: How much of a bad reply is echoed back in the correction (enough to show the mistake).
+_ECHO_CHARS = 2000
+#: Backoff: first wait, growth, and the longest wait (also caps a server's Retry-After).
+BACKOFF_BASE_S = 1.0
+BACKOFF_FACTOR = 2.0
+MAX_BACKOFF_S = 30.0
+#: Halvings of one chunk before it counts as failed (2**4 = 16 pieces).
+MAX_SPLIT_DEPTH = 4
+#: Chunk size bounds in estimated tokens: big chunks dilute the model's attention even where
+#: the window allows them; tiny ones lose the conversation's thread.
+MAX_CHUNK_TOKENS = 12_000
+MIN_CHUNK_TOKENS = 256
+#: Shares of the prompt budget (window - output budget - instructions) for context.
+PREVIOUS_SHARE, KNOWN_SHARE = 0.15, 0.20
+MAX_PREVIOUS_TOKENS, MAX_KNOWN_TOKENS = 1_500, 3_000
+#: An earlier turn keeps at most this many tokens (its end) in the context.
+PREVIOUS_MESSAGE_TOKENS = 400
+MAX_KNOWN_PER_CHUNK = 40
+#: Headroom for the estimate's error and the chat template's own tokens.
+SAFETY_SHARE = 0.08
 
 
-def build_messages(messages: Sequence[Message], known: Sequence[KnownEntity]) -> ChatMessages:
-    """The chat request: the instructions (with the known entities), then the conversation."""
-    return [
-        {"role": "system", "content": system_prompt(known)},
-        {"role": "user", "content": user_prompt(messages)},
-    ]
+class RetryableError(ExtractionError):
+    """A failure worth retrying after a wait (rate limit, no capacity, 5xx, timeout)."""
+
+    def __init__(self, message: str, retry_after_s: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
+class OutputTruncated(ExtractionError):
+    """The reply stopped at the output budget: the chunk must get smaller."""
+
+
+class PromptTooLong(ExtractionError):
+    """The server refused the prompt as longer than the model's window."""
+
+
+@dataclass
+class Reply:
+    #: The model's output: text, or JSON a JSON-mode server already parsed.
+    raw: Any
+    usage: Usage | None = None
+    #: finish_reason "length" (or the backend's equivalent).
+    truncated: bool = False
+
+
+def retry_after_seconds(value: Any) -> float | None:
+    """`Retry-After` in seconds (delta form; an HTTP date is not worth parsing here)."""
+    try:
+        seconds = float(str(value).strip())
+    except (TypeError, ValueError):
+        return None
+    return seconds if seconds >= 0 else None
 
 
 def retry_messages(messages: ChatMessages, bad_output: str, reason: str) -> ChatMessages:
@@ -76,264 +117,6 @@ def retry_messages(messages: ChatMessages, bad_output: str, reason: str) -> Chat
     ]
 
 
-# --- the response schema -----------------------------------------------------------------------
-
-_INPUT_MODELS = (CampaignInput, MetricInput, DecisionInput, PainPointInput, PreferenceInput)
-#: Fields the model must not fill: ids come from names and resolution, a metric's history from
-#: the ledger.
-_SERVER_FIELDS = {"id"}
-_SERVER_METADATA_FIELDS = {"metric": {"history"}}
-_DROP_KEYS = {"title", "default", "discriminator", "propertyNames"}
-
-
-def _inline(node: Any, defs: dict[str, Any]) -> Any:
-    """Resolve `$ref`s into copies, drop what JSON-mode servers choke on, `const` -> `enum`."""
-    if isinstance(node, list):
-        return [_inline(item, defs) for item in node]
-    if not isinstance(node, dict):
-        return node
-    out: dict[str, Any] = {}
-    ref = node.get("$ref")
-    if isinstance(ref, str) and ref.startswith("#/$defs/"):
-        target = _inline(defs[ref.removeprefix("#/$defs/")], defs)
-        target.pop("description", None)  # a class docstring, not guidance for the model
-        out.update(target)
-    for key, value in node.items():
-        if key in _DROP_KEYS or key in ("$ref", "$defs"):
-            continue
-        if key == "const":
-            out["enum"] = [value]
-        elif key in ("properties", "patternProperties"):
-            out[key] = {name: _inline(sub, defs) for name, sub in value.items()}
-        else:
-            out[key] = _inline(value, defs)
-    return out
-
-
-def _item_schema(model: type) -> dict[str, Any]:
-    raw = model.model_json_schema(by_alias=True)  # type: ignore[attr-defined]
-    schema = _inline(raw, raw.get("$defs", {}))
-    entity_type = schema["properties"]["type"]["enum"][0]
-    props = schema["properties"]
-    for name in _SERVER_FIELDS:
-        props.pop(name, None)
-    meta = props["metadata"]
-    for name in _SERVER_METADATA_FIELDS.get(entity_type, ()):
-        meta.get("properties", {}).pop(name, None)
-        if name in meta.get("required", []):
-            meta["required"].remove(name)
-    # The prompt asks for all five; grammar-constrained decoders then always write them, in
-    # this order (they follow the order of `properties`).
-    order = ["type", "name", "content", "importance", "metadata"]
-    schema["properties"] = {k: props[k] for k in [*order, *sorted(set(props) - set(order))]}
-    schema["required"] = order
-    schema.pop("description", None)
-    schema["additionalProperties"] = False
-    return schema
-
-
-@lru_cache(maxsize=1)
-def _entities_schema() -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": {
-            "entities": {
-                "type": "array",
-                "items": {"anyOf": [_item_schema(m) for m in _INPUT_MODELS]},
-            }
-        },
-        "required": ["entities"],
-        "additionalProperties": False,
-    }
-
-
-def entities_json_schema() -> dict[str, Any]:
-    """JSON schema of `{"entities": [...]}` from the pydantic input models, self-contained
-    (no `$defs`/`$ref`, no `discriminator`/`const`), for `response_format`."""
-    return copy.deepcopy(_entities_schema())
-
-
-# --- parsing -----------------------------------------------------------------------------------
-
-
-class OutputError(ValueError):
-    """The model's reply holds no usable entity list."""
-
-
-_FENCE = re.compile(r"```[ \t]*[A-Za-z0-9_-]*[ \t]*\r?\n?(.*?)(?:```|\Z)", re.DOTALL)
-_OPENERS = re.compile(r"[\[{]")
-
-
-def _looks_like_entity(value: Any) -> bool:
-    return isinstance(value, dict) and "type" in value and "name" in value
-
-
-def _usable(value: Any) -> bool:
-    if isinstance(value, list):
-        return all(isinstance(item, dict) for item in value)
-    return isinstance(value, dict) and ("entities" in value or _looks_like_entity(value))
-
-
-def _closing(text: str, start: int) -> int | None:
-    """The index after the bracket that closes the one at `start` (strings respected), or
-    None when the text ends first."""
-    depth = 0
-    in_string = escaped = False
-    for i in range(start, len(text)):
-        ch = text[i]
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in "[{":
-            depth += 1
-        elif ch in "]}":
-            depth -= 1
-            if depth == 0:
-                return i + 1
-    return None
-
-
-_JSON_START = re.compile(r'[{]\s*(?:"|\}|$)|\[\s*(?:[{\["\]\d-]|$)')
-
-
-def _decode_first(text: str) -> Any:
-    """The first top-level JSON object or array in `text` that holds entities, ignoring prose
-    around it; failing that, the first JSON value found. A JSON value that is cut off (a
-    truncated reply) is an `OutputError`, not a reason to salvage the objects inside it."""
-    first: Any = None
-    found = False
-    pos = 0
-    for _ in range(_MAX_DECODE_STARTS):
-        match = _OPENERS.search(text, pos)
-        if match is None:
-            break
-        start = match.start()
-        end = _closing(text, start)
-        if end is None:
-            if _JSON_START.match(text, start):
-                raise OutputError("the JSON is cut off (truncated reply)")
-            pos = start + 1  # a stray bracket in prose
-            continue
-        try:
-            value = json.loads(text[start:end])
-        except ValueError:
-            pos = end  # bracketed, but not JSON: skip all of it
-            continue
-        if _usable(value):
-            return value
-        if not found:
-            first, found = value, True
-        pos = end
-    if found:
-        return first
-    raise OutputError("no JSON object in the reply" if text.strip() else "empty reply")
-
-
-def _to_items(value: Any) -> list[Any]:
-    if isinstance(value, list):
-        return value
-    if isinstance(value, dict):
-        if "entities" in value:
-            entities = value["entities"]
-            if isinstance(entities, list):
-                return entities
-            if isinstance(entities, dict):
-                return [entities]
-            if entities is None:
-                return []
-            raise OutputError('"entities" is not a list')
-        if _looks_like_entity(value):
-            return [value]
-        raise OutputError('no "entities" key in the JSON object')
-    raise OutputError(f"the reply is JSON {type(value).__name__}, not an object")
-
-
-def parse_output(raw: Any) -> list[Any]:
-    """The items of the model's reply: text (fenced, with prose around it, a bare list) or
-    already-parsed JSON. Raises `OutputError` when there is no entity list to be found."""
-    if isinstance(raw, bytes):
-        raw = raw.decode("utf-8", errors="replace")
-    if not isinstance(raw, str):
-        return _to_items(raw)
-    text = raw.strip()
-    try:  # the common case: exactly one JSON value
-        value = json.loads(text)
-    except ValueError:
-        pass
-    else:
-        return _to_items(value)
-    errors: list[str] = []
-    for block in _FENCE.findall(text):
-        try:
-            return _to_items(_decode_first(block))
-        except OutputError as exc:
-            errors.append(str(exc))
-    try:
-        return _to_items(_decode_first(text))
-    except OutputError as exc:
-        raise OutputError(errors[0] if errors else str(exc)) from None
-
-
-_TYPE_ALIASES = {"painpoint": "pain_point", "pain": "pain_point", "kpi": "metric"}
-
-
-def normalise_type(value: Any) -> str | None:
-    """`"PAIN_POINT"`, `"Pain point"`, `"pain-point"`, `"campaigns"` -> the type, else None."""
-    if not isinstance(value, str):
-        return None
-    key = re.sub(r"[\s\-]+", "_", value.strip().lower())
-    key = _TYPE_ALIASES.get(key.replace("_", ""), key)
-    if key not in ENTITY_TYPES and key.endswith("s") and key[:-1] in ENTITY_TYPES:
-        key = key[:-1]
-    return key if key in ENTITY_TYPES else None
-
-
-def split_items(items: Sequence[Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Raw candidates (type normalised) and `{"item", "reason"}` rejections."""
-    candidates: list[dict[str, Any]] = []
-    rejected: list[dict[str, Any]] = []
-    for item in items:
-        if not isinstance(item, dict):
-            rejected.append({"item": item, "reason": "not an object"})
-            continue
-        entity_type = normalise_type(item.get("type"))
-        if entity_type is None:
-            raw_type = item.get("type")
-            reason = "missing type" if raw_type is None else f"unknown type {raw_type!r}"
-            rejected.append({"item": item, "reason": reason})
-            continue
-        name = item.get("name")
-        if not isinstance(name, str) or not name.strip():
-            reason = "missing name" if name is None else f"invalid name {name!r}"
-            rejected.append({"item": item, "reason": reason})
-            continue
-        candidates.append({**item, "type": entity_type})
-    return candidates, rejected
-
-
-# --- usage and the retry loop ------------------------------------------------------------------
-
-
-def usage_from(report: Any) -> Usage | None:
-    """`{"prompt_tokens", "completion_tokens"}` (OpenAI and Workers AI) -> Usage."""
-    if not isinstance(report, dict):
-        return None
-    prompt = report.get("prompt_tokens", report.get("input_tokens"))
-    completion = report.get("completion_tokens", report.get("output_tokens"))
-    if not isinstance(prompt, int | float) and not isinstance(completion, int | float):
-        return None
-    return Usage(
-        input_tokens=int(prompt) if isinstance(prompt, int | float) else 0,
-        output_tokens=int(completion) if isinstance(completion, int | float) else 0,
-    )
-
-
 def _as_text(raw: Any) -> str:
     if isinstance(raw, str):
         return raw
@@ -343,29 +126,154 @@ def _as_text(raw: Any) -> str:
         return repr(raw)
 
 
-async def extract_with_retry(
-    name: str, call: CallModel, messages: Sequence[Message], known: Sequence[KnownEntity]
-) -> ExtractionResult:
-    """Call the model; if the reply is unusable, once more with a correction; then split the
-    items into candidates and rejections. Usage is the sum over the calls made."""
-    request = build_messages(messages, known)
-    usage: Usage | None = None
-    for attempt in (1, 2):
-        raw, used = await call(request)
-        if used is not None:
-            usage = usage or Usage()
-            usage.add(used)
+def rank_known(
+    known: Sequence[KnownEntity], text: str, now_ms: int, budget_tokens: int
+) -> list[KnownEntity]:
+    """The known entities most relevant to `text`, best first, within the token budget.
+
+    Ranked with the context ranking (relevance, importance, recency); entities without an
+    index entry (callers outside the pipeline) follow in their given order."""
+    with_entry = [k for k in known if k.entry is not None]
+    by_id = {(k.type, k.id): k for k in with_entry}
+    scores = score_entries([k.entry for k in with_entry if k.entry is not None], text, now_ms)
+    ordered = [by_id[(s.type, s.id)] for s in scores]
+    ordered += [k for k in known if k.entry is None]
+    chosen: list[KnownEntity] = []
+    used = 0
+    for entity in ordered[:MAX_KNOWN_PER_CHUNK]:
+        cost = estimate_tokens(json.dumps(known_entity_json(entity), ensure_ascii=False))
+        if used + cost > budget_tokens:
+            break
+        chosen.append(entity)
+        used += cost
+    return chosen
+
+
+class ChatExtractor:
+    """The chunk/retry/split logic; a backend supplies `_call` (one request, typed errors)."""
+
+    name = "llm"
+
+    def __init__(
+        self, spec: ModelSpec, max_tokens: int, attempts: int, sleep: Sleep | None = None
+    ) -> None:
+        self.spec = spec
+        self.max_tokens = max_tokens
+        self.attempts = max(1, attempts)
+        self.sleep: Sleep = sleep or asyncio.sleep
+
+    async def _call(self, chat: ChatMessages) -> Reply:
+        raise NotImplementedError
+
+    # --- budgets ---------------------------------------------------------------------------
+
+    def budgets(self) -> tuple[int, int, int]:
+        """(chunk, earlier turns, known entities) in estimated tokens."""
+        window = self.spec.context_tokens
+        room = window - self.max_tokens - estimate_tokens(system_prompt())
+        room -= int(window * SAFETY_SHARE)
+        previous = max(0, min(MAX_PREVIOUS_TOKENS, int(room * PREVIOUS_SHARE)))
+        known = max(0, min(MAX_KNOWN_TOKENS, int(room * KNOWN_SHARE)))
+        chunk = max(MIN_CHUNK_TOKENS, min(MAX_CHUNK_TOKENS, room - previous - known))
+        return chunk, previous, known
+
+    # --- one request -------------------------------------------------------------------------
+
+    async def _call_with_backoff(self, chat: ChatMessages, result: ExtractionResult) -> Reply:
+        delay = BACKOFF_BASE_S
+        for attempt in range(1, self.attempts + 1):
+            result.calls += 1
+            try:
+                return await self._call(chat)
+            except RetryableError as exc:
+                if attempt == self.attempts:
+                    raise ExtractionError(
+                        f"{exc} (gave up after {self.attempts} attempts)"
+                    ) from exc
+                wait = exc.retry_after_s if exc.retry_after_s is not None else delay
+                await self.sleep(min(MAX_BACKOFF_S, wait))
+                delay *= BACKOFF_FACTOR
+        raise AssertionError("unreachable")
+
+    async def _ask(self, chat: ChatMessages, result: ExtractionResult) -> list[Any]:
+        """The items of one chunk's reply; a correction is asked once for unusable JSON."""
+        for attempt in (1, 2):
+            reply = await self._call_with_backoff(chat, result)
+            if reply.usage is not None and result.usage is not None:
+                result.usage.add(reply.usage)
+            if reply.truncated:
+                raise OutputTruncated(f"{self.name}: the reply hit max_tokens={self.max_tokens}")
+            try:
+                return parse_output(reply.raw)
+            except OutputError as exc:
+                if "cut off" in str(exc):
+                    raise OutputTruncated(f"{self.name}: {exc}") from None
+                if attempt == 2:
+                    raise ExtractionError(
+                        f"{self.name}: unusable model output after a retry: {exc}"
+                    ) from None
+                chat = retry_messages(chat, _as_text(reply.raw), str(exc))
+        raise AssertionError("unreachable")
+
+    # --- chunks ----------------------------------------------------------------------------
+
+    def request(
+        self,
+        chunk: Chunk,
+        before: Sequence[Message],
+        known: Sequence[KnownEntity],
+        now_ms: int,
+    ) -> ChatMessages:
+        _, previous_budget, known_budget = self.budgets()
+        context = recent_context(before, previous_budget, PREVIOUS_MESSAGE_TOKENS)
+        relevant = rank_known(known, chunk.text, now_ms, known_budget)
+        return [
+            {"role": "system", "content": system_prompt()},
+            {"role": "user", "content": user_payload(chunk.messages, now_ms, relevant, context)},
+        ]
+
+    async def _extract_chunk(
+        self,
+        chunk: Chunk,
+        before: Sequence[Message],
+        known: Sequence[KnownEntity],
+        now_ms: int,
+        result: ExtractionResult,
+        depth: int = 0,
+    ) -> None:
+        chat = self.request(chunk, before, known, now_ms)
         try:
-            items = parse_output(raw)
-        except OutputError as exc:
-            if attempt == 2:
-                raise ExtractionError(
-                    f"{name}: unusable model output after a retry: {exc}"
-                ) from None
-            request = retry_messages(request, _as_text(raw), str(exc))
-            continue
+            items = await self._ask(chat, result)
+        except (OutputTruncated, PromptTooLong) as exc:
+            parts = halve(chunk)
+            if len(parts) < 2 or depth >= MAX_SPLIT_DEPTH:
+                result.failures.append(
+                    ChunkFailure(chunk.start, chunk.end, f"{exc}; cannot split further")
+                )
+                return
+            done: list[Message] = []
+            for part in parts:
+                await self._extract_chunk(part, [*before, *done], known, now_ms, result, depth + 1)
+                done += part.messages
+            return
+        except ExtractionError as exc:
+            result.failures.append(ChunkFailure(chunk.start, chunk.end, str(exc)))
+            return
         candidates, rejected = split_items(items)
-        return ExtractionResult(
-            extractor=name, candidates=candidates, rejected=rejected, usage=usage
-        )
-    raise AssertionError("unreachable")
+        result.candidates += candidates
+        result.rejected += rejected
+
+    async def extract(
+        self,
+        messages: list[Message],
+        known: list[KnownEntity],
+        now_ms: int,
+        *,
+        previous: Sequence[Message] = (),
+    ) -> ExtractionResult:
+        result = ExtractionResult(extractor=self.name, usage=Usage())
+        chunk_budget, _, _ = self.budgets()
+        for chunk in plan_chunks(messages, chunk_budget):
+            before = [*previous, *messages[: chunk.start]]
+            await self._extract_chunk(chunk, before, known, now_ms, result)
+        return result

@@ -1,14 +1,18 @@
-"""Extraction with any OpenAI-compatible chat completions endpoint (OpenAI, vLLM, llama.cpp,
-Ollama, LM Studio, a gateway), through the host's `http_post`.
+"""Extraction with any OpenAI-compatible chat completions endpoint (OpenAI, vLLM, llama.cpp
+server, Ollama, LM Studio, a gateway), through the host's `http_post`.
 
 Request: `POST {base_url}/chat/completions` with `{"model", "messages": [system, user],
-"temperature": 0, "response_format": {"type": "json_schema", "json_schema": {"name": "entities",
-"schema": <schema>, "strict": false}}}` (+ `max_tokens` when set) and `Authorization: Bearer
-<api_key>` when a key is set. A server that rejects `json_schema` with a 400 (or 422) naming
-`response_format`/`json_schema` is asked again at once with `{"type": "json_object"}`, and so
-is every later call of this extractor. The reply is `choices[0].message.content`; usage comes
-from `usage.prompt_tokens` / `usage.completion_tokens`. HTTP 429, 5xx and other errors,
-connection failures and timeouts raise `ExtractionError` (the status is in the message).
+"max_tokens", "response_format": {"type": "json_schema", "json_schema": {"name": "entities",
+"schema": <schema>, "strict": false}}}`, `temperature` only when LLM_TEMPERATURE is set and
+the model is not a reasoning model (those reject it), and `Authorization: Bearer <api_key>`
+when a key is set. A server that rejects `json_schema` with a 400/422 naming
+`response_format`/`json_schema` is asked again at once with `{"type": "json_object"}`, and one
+that rejects that too, without `response_format`; later calls remember it.
+
+The reply is `choices[0].message.content`; `finish_reason: "length"` means the chunk gets split.
+HTTP 408/409/425/429 and 5xx, connection failures and timeouts are retried with backoff
+(`Retry-After` honoured); a 400/413 about the context length splits the chunk; other statuses
+fail the chunk with the status in the reason.
 """
 
 from __future__ import annotations
@@ -16,27 +20,40 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping
 from typing import Any
 
-from entity_memory.extraction.base import (
-    ExtractionError,
-    ExtractionResult,
-    KnownEntity,
-    Message,
-    Usage,
-)
+from entity_memory.extraction.base import ExtractionError
+from entity_memory.extraction.llm.catalog import openai_spec
 from entity_memory.extraction.llm.chat import (
-    DEFAULT_TIMEOUT_S,
+    ChatExtractor,
     ChatMessages,
-    entities_json_schema,
-    extract_with_retry,
-    usage_from,
+    PromptTooLong,
+    Reply,
+    RetryableError,
+    Sleep,
+    retry_after_seconds,
 )
-from entity_memory.service.settings import HttpPost
+from entity_memory.extraction.llm.parsing import usage_from
+from entity_memory.extraction.llm.schema import SCHEMA_NAME, entities_json_schema
+from entity_memory.service.settings import (
+    DEFAULT_LLM_ATTEMPTS,
+    DEFAULT_LLM_MAX_TOKENS,
+    DEFAULT_LLM_MODEL,
+    DEFAULT_LLM_TIMEOUT_S,
+    HttpPost,
+)
 
-_SCHEMA_REJECTED = re.compile(r"response_format|json_schema", re.IGNORECASE)
+_FORMAT_REJECTED = re.compile(r"response_format|json_schema|json_object", re.IGNORECASE)
+_TOO_LONG = re.compile(
+    r"context.?length|context window|maximum context|too many tokens|prompt is too long"
+    r"|exceeds? .*(tokens|context)",
+    re.IGNORECASE,
+)
+_RETRY_STATUSES = {408, 409, 425, 429}
 _ERROR_SNIPPET = 300
+#: response_format modes, most to least constrained.
+_FORMATS = ("json_schema", "json_object", "none")
 
 
 def _snippet(text: str) -> str:
@@ -44,7 +61,14 @@ def _snippet(text: str) -> str:
     return text if len(text) <= _ERROR_SNIPPET else text[:_ERROR_SNIPPET] + "..."
 
 
-class OpenAICompatExtractor:
+def _header(headers: Mapping[str, str], name: str) -> str | None:
+    for key, value in headers.items():
+        if key.lower() == name:
+            return value
+    return None
+
+
+class OpenAICompatExtractor(ChatExtractor):
     name = "openai"
 
     def __init__(
@@ -52,20 +76,25 @@ class OpenAICompatExtractor:
         http_post: HttpPost,
         base_url: str,
         api_key: str | None = None,
-        model: str = "default",
-        timeout_s: float = DEFAULT_TIMEOUT_S,
-        max_tokens: int | None = None,
+        model: str = DEFAULT_LLM_MODEL,
+        timeout_s: float = DEFAULT_LLM_TIMEOUT_S,
+        max_tokens: int = DEFAULT_LLM_MAX_TOKENS,
+        temperature: float | None = None,
+        context_tokens: int | None = None,
+        attempts: int = DEFAULT_LLM_ATTEMPTS,
+        sleep: Sleep | None = None,
     ) -> None:
         if not base_url:
             raise ValueError("base_url is required, e.g. http://127.0.0.1:8080/v1")
+        super().__init__(openai_spec(model, context_tokens), max_tokens, attempts, sleep)
         self._http_post = http_post
         self.base_url = base_url.rstrip("/")
         self.url = self.base_url + "/chat/completions"
         self.api_key = api_key or None
         self.model = model
         self.timeout_s = timeout_s
-        self.max_tokens = max_tokens
-        #: "json_schema" until the server rejects it, then "json_object".
+        self.temperature = temperature
+        #: "json_schema" until the server rejects it, then "json_object", then "none".
         self.response_format = "json_schema"
 
     def _headers(self) -> dict[str, str]:
@@ -75,65 +104,75 @@ class OpenAICompatExtractor:
         return headers
 
     def _body(self, chat: ChatMessages) -> dict[str, Any]:
-        body: dict[str, Any] = {"model": self.model, "messages": chat, "temperature": 0}
-        if self.max_tokens:
-            body["max_tokens"] = self.max_tokens
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": chat,
+            "max_tokens": self.max_tokens,
+        }
+        if self.temperature is not None and not self.spec.reasoning:
+            body["temperature"] = self.temperature
         if self.response_format == "json_schema":
             body["response_format"] = {
                 "type": "json_schema",
                 "json_schema": {
-                    "name": "entities",
+                    "name": SCHEMA_NAME,
                     "schema": entities_json_schema(),
                     "strict": False,
                 },
             }
-        else:
+        elif self.response_format == "json_object":
             body["response_format"] = {"type": "json_object"}
         return body
 
-    async def _post(self, chat: ChatMessages) -> tuple[int, str]:
+    async def _post(self, chat: ChatMessages) -> tuple[int, str, Mapping[str, str]]:
         data = json.dumps(self._body(chat), ensure_ascii=False).encode("utf-8")
         try:
-            return await asyncio.wait_for(
+            answer = await asyncio.wait_for(
                 self._http_post(self.url, self._headers(), data, self.timeout_s),
                 self.timeout_s,
             )
         except TimeoutError:
-            raise ExtractionError(
+            raise RetryableError(
                 f"openai_compat: {self.url} gave no answer within {self.timeout_s:g} s (timeout)"
             ) from None
         except Exception as exc:  # connection refused, reset, the client's own timeout, ...
-            raise ExtractionError(
+            raise RetryableError(
                 f"openai_compat: POST {self.url} failed ({type(exc).__name__}): {exc}"
             ) from exc
+        if len(answer) == 3:
+            return answer  # type: ignore[return-value]
+        status, text = answer  # type: ignore[misc]
+        return status, text, {}
 
-    async def _call(self, chat: ChatMessages) -> tuple[Any, Usage | None]:
-        status, text = await self._post(chat)
-        if (
+    async def _call(self, chat: ChatMessages) -> Reply:
+        status, text, headers = await self._post(chat)
+        while (
             status in (400, 422)
-            and self.response_format == "json_schema"
-            and _SCHEMA_REJECTED.search(text)
+            and self.response_format != "none"
+            and _FORMAT_REJECTED.search(text)
+            and not _TOO_LONG.search(text)
         ):
-            self.response_format = "json_object"
-            status, text = await self._post(chat)
-        if status == 429:
-            raise ExtractionError(f"openai_compat: HTTP 429 (rate limited): {_snippet(text)}")
-        if status >= 500:
-            raise ExtractionError(f"openai_compat: HTTP {status} (server error): {_snippet(text)}")
+            self.response_format = _FORMATS[_FORMATS.index(self.response_format) + 1]
+            status, text, headers = await self._post(chat)
+        if status in _RETRY_STATUSES or status >= 500:
+            kind = "rate limited" if status == 429 else "server error" if status >= 500 else "busy"
+            raise RetryableError(
+                f"openai_compat: HTTP {status} ({kind}): {_snippet(text)}",
+                retry_after_seconds(_header(headers, "retry-after")),
+            )
+        if status in (400, 413, 422) and _TOO_LONG.search(text):
+            raise PromptTooLong(f"openai_compat: HTTP {status}: {_snippet(text)}")
         if not 200 <= status < 300:
             raise ExtractionError(f"openai_compat: HTTP {status}: {_snippet(text)}")
         try:
             body = json.loads(text)
-            message = body["choices"][0]["message"]
+            choice = body["choices"][0]
+            message = choice["message"]
         except (ValueError, KeyError, IndexError, TypeError):
             raise ExtractionError(
                 f"openai_compat: HTTP {status} but not a chat completion: {_snippet(text)}"
             ) from None
         content = message.get("content") if isinstance(message, dict) else None
         usage = usage_from(body.get("usage")) if isinstance(body, dict) else None
-        return ("" if content is None else content), usage
-
-    async def extract(
-        self, messages: list[Message], known: Sequence[KnownEntity], now_ms: int
-    ) -> ExtractionResult:
-        return await extract_with_retry(self.name, self._call, messages, known)
+        truncated = isinstance(choice, dict) and choice.get("finish_reason") == "length"
+        return Reply("" if content is None else content, usage, truncated)

@@ -1,110 +1,147 @@
 """Extraction with Workers AI (`env.AI.run`) in JSON mode.
 
-Request: `ai_run(model, {"messages": [system, user], "response_format": {"type": "json_schema",
-"json_schema": <schema>}, "max_tokens": N, "temperature": 0})`. JSON mode answers
-`{"response": {...already parsed...}, "usage": {...}}`; other shapes are accepted too (a JSON
-string in `response`, an OpenAI-style `choices` list, a bare string). A model that cannot meet
-JSON mode fails the call ("JSON Mode couldn't be met"); we then ask once more without
-`response_format` and parse leniently. Any other failure of `ai_run` (offline it throws "needs to
-be run remotely" at once), or no answer within `timeout_s`, is an `ExtractionError`.
+Request: `ai_run(model, {"messages": [system, user], "response_format": <schema in the
+model's form>, "max_tokens": N})`, plus `"temperature": 0` for non-reasoning models. The
+schema form follows catalog.py: `{"type": "json_schema", "json_schema": {"name", "schema",
+"strict"}}` for newer models, the schema itself under `json_schema` for the older Llama ones.
+
+The binding raises on failure with the Workers AI error in its message
+(developers.cloudflare.com/workers-ai/platform/errors/). We read it:
+- 3040 "out of capacity", 429 / rate limits, 3007/3008 timeouts, 5xx and upstream errors, or
+  no answer within `timeout_s`: retried with backoff (chat.py);
+- 5025 "doesn't support JSON Schema" or "JSON Mode couldn't be met": asked again at once
+  without `response_format`, and so is every later call of this extractor;
+- 3006 "request is too large" or a context-length complaint: the chunk is split;
+- anything else (offline the binding throws "needs to be run remotely"): the chunk fails.
+JSON mode answers `{"response": {...already parsed...}, "usage": {...}}`; a JSON string in
+`response`, an OpenAI-style `choices` list and a bare string are accepted too.
 """
 
 from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Sequence
 from typing import Any
 
-from entity_memory.extraction.base import (
-    ExtractionError,
-    ExtractionResult,
-    KnownEntity,
-    Message,
-    Usage,
-)
+from entity_memory.extraction.base import ExtractionError
+from entity_memory.extraction.llm.catalog import REASONING_MAX_TOKENS, workers_ai_spec
 from entity_memory.extraction.llm.chat import (
-    DEFAULT_MAX_TOKENS,
-    DEFAULT_TIMEOUT_S,
+    ChatExtractor,
     ChatMessages,
-    entities_json_schema,
-    extract_with_retry,
-    usage_from,
+    PromptTooLong,
+    Reply,
+    RetryableError,
+    Sleep,
 )
-from entity_memory.service.settings import AiRun
+from entity_memory.extraction.llm.parsing import usage_from
+from entity_memory.extraction.llm.schema import SCHEMA_NAME, entities_json_schema
+from entity_memory.service.settings import (
+    DEFAULT_AI_MODEL,
+    DEFAULT_AI_TIMEOUT_S,
+    DEFAULT_LLM_ATTEMPTS,
+    DEFAULT_LLM_MAX_TOKENS,
+    AiRun,
+)
 
-DEFAULT_MODEL = "@cf/meta/llama-3.3-70b-instruct-fp8-fast"
-_JSON_MODE_FAILED = re.compile(r"json mode|json_schema|response_format", re.IGNORECASE)
+DEFAULT_MODEL = DEFAULT_AI_MODEL
+_NO_JSON_MODE = re.compile(
+    r"\b5025\b|support(s)? json schema|json mode couldn.?t be met", re.IGNORECASE
+)
+_TRANSIENT = re.compile(
+    r"\b(3040|3007|3008|429|5\d\d)\b|capacity|rate.?limit|too many requests|timed? ?out"
+    r"|upstream|internal server error|temporarily|unavailable|overloaded",
+    re.IGNORECASE,
+)
+_TOO_LONG = re.compile(
+    r"\b3006\b|too large|context (length|window)|too many (input )?tokens|exceeds? .*tokens",
+    re.IGNORECASE,
+)
 
 
-def _output(result: Any) -> Any:
-    """The model's reply inside whatever Workers AI returned: parsed JSON or text."""
+def _output(result: Any) -> tuple[Any, bool]:
+    """The model's reply inside whatever Workers AI returned, and whether it was cut off."""
     if isinstance(result, dict):
         if "response" in result:
             response = result["response"]
-            return "" if response is None else response
+            truncated = str(result.get("finish_reason") or "") == "length"
+            return ("" if response is None else response), truncated
         choices = result.get("choices")
         if isinstance(choices, list) and choices and isinstance(choices[0], dict):
             message = choices[0].get("message") or {}
-            return message.get("content") or ""
+            truncated = choices[0].get("finish_reason") == "length"
+            return (message.get("content") or ""), truncated
         if "entities" in result:  # the reply itself, unwrapped
-            return result
-        return ""
-    return "" if result is None else result
+            return result, False
+        return "", False
+    return ("" if result is None else result), False
 
 
-class WorkersAIExtractor:
+class WorkersAIExtractor(ChatExtractor):
     name = "workers-ai"
 
     def __init__(
         self,
         ai_run: AiRun,
         model: str = DEFAULT_MODEL,
-        timeout_s: float = DEFAULT_TIMEOUT_S,
-        max_tokens: int = DEFAULT_MAX_TOKENS,
+        timeout_s: float = DEFAULT_AI_TIMEOUT_S,
+        max_tokens: int | None = None,
+        attempts: int = DEFAULT_LLM_ATTEMPTS,
+        sleep: Sleep | None = None,
     ) -> None:
+        spec = workers_ai_spec(model)
+        if max_tokens is None:
+            max_tokens = REASONING_MAX_TOKENS if spec.reasoning else DEFAULT_LLM_MAX_TOKENS
+        super().__init__(spec, max_tokens, attempts, sleep)
         self._ai_run = ai_run
         self.model = model
         self.timeout_s = timeout_s
-        self.max_tokens = max_tokens
         #: Cleared when the model refuses JSON mode, so later calls go without it.
         self.json_mode = True
+
+    def _response_format(self) -> dict[str, Any]:
+        schema = entities_json_schema()
+        if self.spec.schema_style == "bare":
+            return {"type": "json_schema", "json_schema": schema}
+        return {
+            "type": "json_schema",
+            "json_schema": {"name": SCHEMA_NAME, "schema": schema, "strict": False},
+        }
 
     def _inputs(self, chat: ChatMessages) -> dict[str, Any]:
         inputs: dict[str, Any] = {"messages": chat}
         if self.json_mode:
-            inputs["response_format"] = {
-                "type": "json_schema",
-                "json_schema": entities_json_schema(),
-            }
+            inputs["response_format"] = self._response_format()
         inputs["max_tokens"] = self.max_tokens
-        inputs["temperature"] = 0
+        if not self.spec.reasoning:
+            inputs["temperature"] = 0
         return inputs
 
-    async def _run(self, inputs: dict[str, Any]) -> Any:
+    async def _run(self, chat: ChatMessages) -> Any:
         try:
-            return await asyncio.wait_for(self._ai_run(self.model, inputs), self.timeout_s)
+            return await asyncio.wait_for(
+                self._ai_run(self.model, self._inputs(chat)), self.timeout_s
+            )
         except TimeoutError:
-            raise ExtractionError(
+            raise RetryableError(
                 f"workers_ai: {self.model} gave no answer within {self.timeout_s:g} s (timeout)"
             ) from None
         except ExtractionError:
             raise
         except Exception as exc:
-            raise ExtractionError(f"workers_ai: {self.model} failed: {exc}") from exc
+            message = f"workers_ai: {self.model} failed: {exc}"
+            if self.json_mode and _NO_JSON_MODE.search(str(exc)):
+                self.json_mode = False
+                return await self._run(chat)
+            if _TOO_LONG.search(str(exc)):
+                raise PromptTooLong(message) from exc
+            if _TRANSIENT.search(str(exc)):
+                raise RetryableError(message) from exc
+            raise ExtractionError(message) from exc
 
-    async def _call(self, chat: ChatMessages) -> tuple[Any, Usage | None]:
-        try:
-            result = await self._run(self._inputs(chat))
-        except ExtractionError as exc:
-            if not (self.json_mode and _JSON_MODE_FAILED.search(str(exc))):
-                raise
-            self.json_mode = False
-            result = await self._run(self._inputs(chat))
+    async def _call(self, chat: ChatMessages) -> Reply:
+        result = await self._run(chat)
         usage = usage_from(result.get("usage")) if isinstance(result, dict) else None
-        return _output(result), usage
-
-    async def extract(
-        self, messages: list[Message], known: Sequence[KnownEntity], now_ms: int
-    ) -> ExtractionResult:
-        return await extract_with_retry(self.name, self._call, messages, known)
+        raw, truncated = _output(result)
+        if usage is not None and usage.output_tokens >= self.max_tokens:
+            truncated = True
+        return Reply(raw, usage, truncated)

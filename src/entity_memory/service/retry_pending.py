@@ -1,0 +1,84 @@
+"""Scheduled: extract again the sessions an LLM failed on (pending in the ledger).
+
+A failure is recorded with the session's messages and the ranges still owed; each cron run
+takes the ones due (longest waiting first, a few per run so one run stays short) and runs the
+normal pipeline over them, which extracts only the owed ranges and clears the row on success or
+pushes its next attempt back (exponential, capped) on another failure.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from entity_memory.extraction.base import Message
+from entity_memory.extraction.registry import ExtractorFactory, build_extractor
+from entity_memory.service.extract_session import (
+    PENDING_MAX_RETRY_MS,
+    ExtractionRequestError,
+    SessionExtraction,
+)
+from entity_memory.service.settings import Bindings
+from entity_memory.storage.ledger import Ledger
+from entity_memory.storage.store import EntityStore
+
+MAX_SESSIONS_PER_RUN = 5
+
+
+async def retry_pending_sessions(
+    store: EntityStore,
+    ledger: Ledger,
+    bindings: Bindings,
+    factory: ExtractorFactory = build_extractor,
+    limit: int = MAX_SESSIONS_PER_RUN,
+) -> dict[str, Any]:
+    now = store.clock()
+    due = await ledger.due_pending(now, limit)
+    pipeline = SessionExtraction(store, ledger, bindings, factory)
+    outcomes: list[dict[str, Any]] = []
+    for row in due:
+        user_id, session_id = row["user_id"], row["session_id"]
+        if row["messages"] is None:  # too large to keep: only a re-send can retry it
+            await ledger.write(
+                [
+                    ledger.pending_statement(
+                        user_id,
+                        session_id,
+                        row["extractor"],
+                        row["content_hash"],
+                        None,
+                        row["ranges"],
+                        row["reason"],
+                        now,
+                        now + PENDING_MAX_RETRY_MS,
+                    )
+                ]
+            )
+            outcomes.append({"userId": user_id, "sessionId": session_id, "skipped": "no messages"})
+            continue
+        messages = [Message.model_validate(m) for m in row["messages"]]
+        try:
+            outcome = await pipeline.run(
+                user_id, session_id, messages, row["extractor"], session_now=row["created_at"]
+            )
+        except ExtractionRequestError as exc:  # the extractor is gone from this deployment
+            outcomes.append({"userId": user_id, "sessionId": session_id, "error": exc.code})
+            continue
+        outcomes.append(
+            {
+                "userId": user_id,
+                "sessionId": session_id,
+                "processed": outcome.processed,
+                "pending": outcome.pending,
+                "entities": len(outcome.entities),
+            }
+        )
+    return {"due": len(due), "sessions": outcomes}
+
+
+async def scheduled_retry_pending(bindings: Bindings) -> dict[str, Any]:
+    """What the cron trigger runs; without a ledger nothing can be pending."""
+    if bindings.db is None:
+        return {"due": 0, "skipped": "no D1 ledger bound"}
+    ledger = Ledger(bindings.db)
+    store = EntityStore(bindings.kv, bindings.settings, bindings.clock, ledger)
+    return await retry_pending_sessions(store, ledger, bindings)
