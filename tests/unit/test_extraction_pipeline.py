@@ -1,5 +1,6 @@
 """The extraction pipeline around any extractor: validation, resolution, novelty, idempotent
-sessions, fallback, and the HTTP endpoint. The extractor here is a scripted test double of the
+sessions, degraded/pending sessions and their scheduled retry, provenance, and the HTTP
+endpoint. The extractor here is a scripted test double of the
 `Extractor` interface (what a model or the rules would return), so these tests pin down the
 pipeline's behaviour independently of any extractor's quality."""
 
@@ -13,8 +14,10 @@ import httpx
 import pytest
 
 from entity_memory.extraction.base import (
+    ChunkFailure,
     ExtractionError,
     ExtractionResult,
+    ExtractorUnavailable,
     KnownEntity,
     Message,
     Usage,
@@ -24,9 +27,9 @@ from entity_memory.extraction.validate import validate_candidates
 from entity_memory.http.app import create_app
 from entity_memory.service.extract_session import (
     SessionExtraction,
-    chunk_messages,
     transcript_to_messages,
 )
+from entity_memory.service.retry_pending import retry_pending_sessions
 from entity_memory.service.settings import Bindings, Settings
 from entity_memory.storage.d1 import CountingD1
 from entity_memory.storage.kv import CountingKV
@@ -49,26 +52,40 @@ class Scripted:
     """Returns the next scripted candidate list on each call and records what it was given."""
 
     name: str
-    script: list[list[Any]]
+    script: list[Any]
     calls: list[tuple[list[Message], list[KnownEntity]]] = field(default_factory=list)
+    previous: list[list[Message]] = field(default_factory=list)
     fail: bool = False
 
     async def extract(
-        self, messages: list[Message], known: list[KnownEntity], now_ms: int
+        self,
+        messages: list[Message],
+        known: list[KnownEntity],
+        now_ms: int,
+        *,
+        previous: Any = (),
     ) -> ExtractionResult:
         self.calls.append((messages, known))
+        self.previous.append(list(previous))
         if self.fail:
             raise ExtractionError("backend down")
-        return ExtractionResult(
-            extractor=self.name, candidates=self.script.pop(0), usage=Usage(100, 20)
-        )
+        step = self.script.pop(0)
+        if isinstance(step, ExtractionResult):
+            return step
+        return ExtractionResult(extractor=self.name, candidates=step, usage=Usage(100, 20))
 
 
 def factory_for(**extractors: Scripted) -> Callable[[str, Bindings], Scripted]:
     def factory(name: str, bindings: Bindings) -> Scripted:
+        if name.replace("-", "_") not in extractors:
+            raise ExtractorUnavailable(f"{name}: not configured here")
         return extractors[name.replace("-", "_")]
 
     return factory
+
+
+async def go(run: SessionExtraction, *args: Any) -> dict[str, Any]:
+    return (await run.run(*args)).to_json_dict()
 
 
 def msgs(*texts: str) -> list[Message]:
@@ -118,15 +135,13 @@ def test_fuzzy_resolution_never_crosses_kpis_or_numbers() -> None:
     assert not fuzzy_same("Brand Search", "Brand Shopping")
 
 
-def test_transcript_and_chunking() -> None:
+def test_transcript_to_messages() -> None:
     messages = transcript_to_messages("user: hi\nthere\nassistant: hello\nUSER: bye")
     assert [(m.role, m.content) for m in messages] == [
         ("user", "hi\nthere"),
         ("assistant", "hello"),
         ("user", "bye"),
     ]
-    chunks = chunk_messages(msgs("a" * 10, "b" * 10, "c" * 10), 20)
-    assert [len(c) for c in chunks] == [2, 1]
 
 
 async def test_session_stores_resolves_and_reports(pipeline_parts, clock: Clock) -> None:
@@ -146,14 +161,14 @@ async def test_session_stores_resolves_and_reports(pipeline_parts, clock: Clock)
         ],
     )
     run = SessionExtraction(store, ledger, bindings, factory_for(rules=rules))
-    first = await run.run("u1", "s1", msgs("how is Campaign Alpha?"), None)
+    first = await go(run, "u1", "s1", msgs("how is Campaign Alpha?"), None)
     assert first["processed"] is True and first["extractor"] == "rules"
     assert [(r["id"], r["status"]) for r in first["results"]] == [("campaign-alpha", "created")]
     assert first["rejected"][0]["reason"] == "unknown type 'keyword'"
     assert first["usage"] == {"input_tokens": 100, "output_tokens": 20}
 
     clock.advance(1000)
-    second = await run.run("u1", "s2", msgs("switch alpha to tCPA"), None)
+    second = await go(run, "u1", "s2", msgs("switch alpha to tCPA"), None)
     # The extractor was told what exists, and "alpha" resolved onto the stored entity.
     assert rules.calls[1][1] == [KnownEntity("campaign", "campaign-alpha", "Campaign Alpha")]
     [result] = second["results"]
@@ -174,11 +189,11 @@ async def test_resending_a_session_writes_nothing(
     rules = Scripted("rules", [[ALPHA], [ALPHA]])
     run = SessionExtraction(store, ledger, bindings, factory_for(rules=rules))
     conversation = msgs("Campaign Alpha is on Manual CPC", "noted")
-    await run.run("u1", "s1", conversation, None)
+    await go(run, "u1", "s1", conversation, None)
     kv.ops.clear()
     db.calls = db.statements = 0
     db.by_verb.clear()
-    again = await run.run("u1", "s1", conversation, None)
+    again = await go(run, "u1", "s1", conversation, None)
     assert again["processed"] is False and again["reason"] == "session already processed"
     assert kv.ops.total() == 0 and kv.writes == 0
     assert (db.calls, db.by_verb["INSERT"]) == (1, 0)  # one read of processed_sessions
@@ -190,23 +205,153 @@ async def test_a_grown_session_processes_only_new_messages(pipeline_parts) -> No
     rules = Scripted("rules", [[ALPHA], []])
     run = SessionExtraction(store, ledger, bindings, factory_for(rules=rules))
     conversation = msgs("Campaign Alpha is on Manual CPC", "noted")
-    await run.run("u1", "s1", conversation, None)
+    await go(run, "u1", "s1", conversation, None)
     grown = [*conversation, Message(role="user", content="also pause Bravo")]
-    result = await run.run("u1", "s1", grown, None)
+    result = await go(run, "u1", "s1", grown, None)
     assert result["processed"] is True and result["counts"]["newMessages"] == 1
     assert [m.content for m in rules.calls[1][0]] == ["also pause Bravo"]
-    assert (await run.run("u1", "s1", grown, None))["processed"] is False
+    assert (await go(run, "u1", "s1", grown, None))["processed"] is False
 
 
-async def test_llm_failure_falls_back_to_rules(pipeline_parts) -> None:
-    store, ledger, bindings = pipeline_parts
+def llm_bindings(pipeline_parts) -> Bindings:
+    _, _, bindings = pipeline_parts
+    return Bindings(kv=bindings.kv, clock=bindings.clock, db=bindings.db, ai_run=object())  # type: ignore[arg-type]
+
+
+async def test_llm_failure_is_degraded_and_pending_not_rules(pipeline_parts) -> None:
+    store, ledger, _ = pipeline_parts
+    bindings = llm_bindings(pipeline_parts)
     llm = Scripted("workers-ai", [], fail=True)
     rules = Scripted("rules", [[ALPHA]])
     run = SessionExtraction(store, ledger, bindings, factory_for(workers_ai=llm, rules=rules))
-    result = await run.run("u1", "s1", msgs("Campaign Alpha"), "workers-ai")
-    assert result["extractor"] == "rules"
-    assert result["fallbackReason"] == "backend down"
-    assert result["results"][0]["status"] == "created"
+    result = await go(run, "u1", "s1", msgs("Campaign Alpha"), None)
+    assert result["extractor"] == "workers-ai"
+    assert result["degraded"] is True and result["pending"] is True
+    assert "backend down" in result["degradedReason"]
+    assert result["processed"] is False and result["entities"] == []
+    assert rules.calls == []  # never silently downgraded
+    pending = await ledger.pending_session("u1", "s1")
+    assert pending is not None and pending["ranges"] == [(0, 1)]
+    assert pending["extractor"] == "workers-ai"
+
+
+async def test_the_rules_run_when_asked_even_with_an_llm_configured(pipeline_parts) -> None:
+    store, ledger, _ = pipeline_parts
+    llm = Scripted("workers-ai", [], fail=True)
+    rules = Scripted("rules", [[ALPHA]])
+    factory = factory_for(workers_ai=llm, rules=rules)
+    run = SessionExtraction(store, ledger, llm_bindings(pipeline_parts), factory)
+    result = await go(run, "u1", "s1", msgs("Campaign Alpha"), "rules")
+    assert result["extractor"] == "rules" and result["degraded"] is False
+    assert result["entities"][0]["extractor"] == "rules"
+    assert llm.calls == []
+
+
+async def test_no_llm_configured_means_rules(pipeline_parts) -> None:
+    store, ledger, bindings = pipeline_parts
+    bindings = Bindings(kv=bindings.kv, clock=bindings.clock, db=bindings.db)
+    rules = Scripted("rules", [[ALPHA]])
+    run = SessionExtraction(store, ledger, bindings, factory_for(rules=rules))
+    result = await go(run, "u1", "s1", msgs("Campaign Alpha"), None)
+    assert (result["extractor"], result["degraded"], result["processed"]) == ("rules", False, True)
+
+
+async def test_one_failed_chunk_keeps_the_others_and_the_session_is_retried_later(
+    pipeline_parts, clock: Clock
+) -> None:
+    store, ledger, _ = pipeline_parts
+    bindings = llm_bindings(pipeline_parts)
+    metric = {
+        "type": "metric",
+        "name": "Alpha CPA",
+        "content": "Alpha CPA is $36; goal $30.",
+        "importance": 0.9,
+        "metadata": {"kpi": "CPA", "value": 36, "target": 30, "campaign": "Campaign Alpha"},
+        "source": "CPA is $36, we want it under $30",
+    }
+    partial = ExtractionResult(
+        extractor="workers-ai",
+        candidates=[ALPHA],
+        failures=[ChunkFailure(2, 4, "workers_ai: 3040 out of capacity (gave up)")],
+    )
+    llm = Scripted("workers-ai", [partial, [metric]])
+    run = SessionExtraction(store, ledger, bindings, factory_for(workers_ai=llm))
+    talk = msgs("Campaign Alpha runs at $60", "ok", "CPA is $36, we want it under $30", "noted")
+    first = await go(run, "u1", "s1", talk, None)
+    assert [e["name"] for e in first["entities"]] == ["Campaign Alpha"]  # kept
+    assert first["pending"] is True and first["degraded"] is True
+    assert first["counts"]["pendingMessages"] == 2
+
+    # The scheduled handler retries only the pending messages, the rest as read-only context.
+    clock.advance(60 * 60 * 1000)
+    outcome = await retry_pending_sessions(store, ledger, bindings, factory_for(workers_ai=llm))
+    assert outcome["due"] == 1 and outcome["sessions"][0]["processed"] is True
+    assert [m.content for m in llm.calls[1][0]] == [m.content for m in talk[2:4]]
+    assert [m.content for m in llm.previous[1]] == [m.content for m in talk[:2]]
+    assert await ledger.pending_session("u1", "s1") is None
+    stored = await store.get("u1", "metric", "alpha-cpa")
+    assert stored is not None
+    meta = stored.metadata  # type: ignore[attr-defined]
+    assert (meta.value, meta.target) == (36, 30)
+    assert [h.value for h in meta.history] == [36]  # the target is no observation
+    [prov] = stored.provenance
+    assert (prov.excerpt, prov.session_id, prov.extractor) == (
+        "CPA is $36, we want it under $30",
+        "s1",
+        "workers-ai",
+    )
+    # Nothing is due any more; a re-send is a no-op.
+    assert (await retry_pending_sessions(store, ledger, bindings))["due"] == 0
+    again = await go(run, "u1", "s1", talk, None)
+    assert again["processed"] is False and again["pending"] is False
+
+
+async def test_a_pending_session_is_not_due_before_its_backoff(
+    pipeline_parts, clock: Clock
+) -> None:
+    store, ledger, _ = pipeline_parts
+    bindings = llm_bindings(pipeline_parts)
+    llm = Scripted("workers-ai", [], fail=True)
+    run = SessionExtraction(store, ledger, bindings, factory_for(workers_ai=llm))
+    await go(run, "u1", "s1", msgs("Campaign Alpha"), None)
+    assert (await retry_pending_sessions(store, ledger, bindings))["due"] == 0
+    clock.advance(10 * 60 * 1000)
+    outcome = await retry_pending_sessions(store, ledger, bindings, factory_for(workers_ai=llm))
+    assert outcome["sessions"][0]["pending"] is True  # failed again: rescheduled
+    pending = await ledger.pending_session("u1", "s1")
+    assert pending is not None and pending["attempts"] == 2
+
+
+async def test_provenance_accumulates_and_content_is_replaced(pipeline_parts, clock: Clock) -> None:
+    store, ledger, bindings = pipeline_parts
+    rules = Scripted(
+        "rules",
+        [
+            [{**ALPHA, "source": "Alpha runs on Manual CPC at $60/day"}],
+            [
+                {
+                    **ALPHA,
+                    "content": "Alpha now on target CPA $45 at $60/day",
+                    "metadata": {"strategy": "target CPA $45"},
+                    "source": "moved Alpha to target CPA $45",
+                }
+            ],
+        ],
+    )
+    run = SessionExtraction(store, ledger, bindings, factory_for(rules=rules))
+    await go(run, "u1", "s1", msgs("a"), None)
+    clock.advance(1000)
+    second = await go(run, "u1", "s2", msgs("b"), None)
+    entity = second["entities"][0]
+    assert entity["content"] == "Alpha now on target CPA $45 at $60/day"
+    assert [(p["excerpt"], p["sessionId"], p["extractor"]) for p in entity["provenance"]] == [
+        ("Alpha runs on Manual CPC at $60/day", "s1", "rules"),
+        ("moved Alpha to target CPA $45", "s2", "rules"),
+    ]
+    assert entity["extractor"] == "rules"
+    # The ledger's history holds the same entity JSON, provenance included.
+    [latest, _] = await ledger.history("u1", "campaign", "campaign-alpha")
+    assert latest["entity"]["provenance"] == entity["provenance"]
 
 
 async def test_repeated_facts_lose_importance(pipeline_parts) -> None:
@@ -219,8 +364,8 @@ async def test_repeated_facts_lose_importance(pipeline_parts) -> None:
         ],
     )
     run = SessionExtraction(store, ledger, bindings, factory_for(rules=rules))
-    await run.run("u1", "s1", msgs("a"), None)
-    second = await run.run("u1", "s2", msgs("b"), None)
+    await go(run, "u1", "s1", msgs("a"), None)
+    second = await go(run, "u1", "s2", msgs("b"), None)
     # Nothing new: 0.8 - 0.15 = 0.65, then averaged with the stored 0.8.
     assert second["entities"][0]["importance"] == pytest.approx((0.65 + 0.8) / 2)
 
@@ -264,6 +409,7 @@ async def test_extract_endpoint_shapes_and_errors(
             ({"messages": [{"role": "user", "content": "  "}]}, 422, "empty_conversation"),
             ({"messages": [{"role": "robot", "content": "x"}]}, 422, "invalid_request"),
             ({"transcript": "x", "extractor": "magic"}, 400, "invalid_extractor"),
+            ({"transcript": "x", "extractor": "workers-ai"}, 400, "extractor_unavailable"),
         ]:
             r = await c.post("/v1/users/u1/sessions/s3/extract", json=payload)
             assert (r.status_code, r.json()["error"]["code"]) == (status, code), r.text
@@ -288,3 +434,48 @@ async def test_clock_override_only_when_allowed(
     async with api_client(kv, db, clock, Scripted("rules", []), allow_clock_override=True) as c:
         r = await c.get("/v1/users/u1/entities", headers={"X-Entity-Memory-Now": "soon"})
         assert (r.status_code, r.json()["error"]["code"]) == (400, "invalid_clock")
+
+
+async def test_put_accepts_typed_entities_with_provenance_and_reads_show_it(
+    kv: CountingKV, db: CountingD1, clock: Clock
+) -> None:
+    """The agent's own model as extractor: `remember` / PUT with a source or full provenance."""
+    metric = {
+        "type": "metric",
+        "name": "Kiln Classes CPA",
+        "content": "Kiln Classes CPA is $22 against a $18 goal.",
+        "metadata": {"kpi": "CPA", "value": 22, "target": 18, "observedOn": "2026-05-20"},
+        "provenance": [{"excerpt": "kiln classes cost $22 a booking, want $18"}],
+    }
+    preference = {
+        "type": "preference",
+        "name": "Report day",
+        "metadata": {"category": "reporting", "value": "Mondays"},
+        "source": "send the numbers on Mondays",
+    }
+    async with api_client(kv, db, clock, Scripted("rules", [])) as c:
+        r = await c.put(
+            "/v1/users/u1/entities", json={"session_id": "s9", "entities": [metric, preference]}
+        )
+        assert r.status_code == 200, r.text
+        got = (await c.get("/v1/users/u1/entities/metric/kiln-classes-cpa")).json()
+        body = got.get("entity", got)
+        assert body["provenance"] == [
+            {
+                "excerpt": "kiln classes cost $22 a booking, want $18",
+                "sessionId": "s9",
+                "at": T0,
+                "extractor": None,
+            }
+        ]
+        assert body["extractor"] == "api"
+        assert body["metadata"]["target"] == 18 and body["metadata"]["value"] == 22
+        assert body["metadata"]["history"] == [
+            {"value": 22.0, "at": T0, "sessionId": "s9", "observedOn": "2026-05-20"}
+        ]
+        history = (await c.get("/v1/users/u1/entities/preference/report-day/history")).json()
+        assert history["versions"][0]["entity"]["provenance"][0]["excerpt"] == (
+            "send the numbers on Mondays"
+        )
+        export = (await c.get("/v1/users/u1/export")).json()
+        assert all(e["provenance"] for e in export["entities"])
