@@ -6,15 +6,21 @@ export the stored entities and ledger, then run each probe's context request (li
 probe's date. Works against any base URL (the local host, a deployed Worker) or an in-process
 ASGI app, through an httpx client.
 
-Run: `.venv/bin/python bench/replay.py [--url URL] [--extractor rules]` (without --url it runs
-the app in process on in-memory KV and SQLite D1; with --url, a host started with
-`--var ALLOW_CLOCK_OVERRIDE=1`).
+Run: `.venv/bin/python bench/replay.py [--url URL] [--extractor rules|workers-ai|openai]`
+(without --url it runs the app in process on in-memory KV and SQLite D1; with --url, a host or
+a deployed Worker started with `ALLOW_CLOCK_OVERRIDE=1`). In process, `--llm-base-url URL`
+(plus `--llm-model`, `--llm-context-tokens`, `--llm-max-tokens`, `--llm-temperature`; the key
+from the LLM_API_KEY environment variable) points the `openai` extractor at any
+OpenAI-compatible server: Ollama (http://127.0.0.1:11434/v1), llama.cpp's llama-server
+(http://127.0.0.1:8080/v1), vLLM (http://127.0.0.1:8000/v1). Sessions an LLM failed on are
+counted as degraded at the end: their figures understate the extractor.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import uuid
 from dataclasses import dataclass, field
@@ -294,8 +300,18 @@ def overall(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def in_process_client() -> httpx.Client:
-    """The app on CPython with in-memory KV and SQLite D1 (the same core the Worker runs)."""
+async def _httpx_post(
+    url: str, headers: Any, body: bytes, timeout_s: float
+) -> tuple[int, str, dict[str, str]]:
+    """The `HttpPost` of the in-process app (the Worker uses its `fetch`)."""
+    async with httpx.AsyncClient(timeout=timeout_s) as client:
+        response = await client.post(url, headers=dict(headers), content=body)
+        return response.status_code, response.text, dict(response.headers)
+
+
+def in_process_client(llm_vars: dict[str, str] | None = None) -> httpx.Client:
+    """The app on CPython with in-memory KV and SQLite D1 (the same core the Worker runs);
+    `llm_vars` (LLM_BASE_URL, LLM_MODEL, ...) configure the `openai` extractor."""
     import asyncio
     import threading
 
@@ -306,7 +322,13 @@ def in_process_client() -> httpx.Client:
 
     kv = InMemoryKV()
     db = SQLiteD1(migrations=ROOT / "migrations")
-    bindings = Bindings(kv=kv, db=db, settings=Settings(allow_clock_override=True))
+    bindings = Bindings(
+        kv=kv,
+        db=db,
+        settings=Settings(allow_clock_override=True),
+        http_post=_httpx_post,
+        vars=dict(llm_vars or {}),
+    )
     app = create_app(lambda env: bindings)
     loop = asyncio.new_event_loop()
     threading.Thread(target=loop.run_forever, daemon=True).start()
@@ -328,12 +350,38 @@ def in_process_client() -> httpx.Client:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--url", help="a running service (with ALLOW_CLOCK_OVERRIDE=1)")
-    parser.add_argument("--extractor", default="rules")
+    parser.add_argument("--extractor", default="rules", help="rules | workers-ai | openai")
     parser.add_argument("--dir", type=Path, default=EVAL_DIR)
+    parser.add_argument("--llm-base-url", help="in process: an OpenAI-compatible /v1 URL")
+    parser.add_argument("--llm-model", help="in process: the model name the server expects")
+    parser.add_argument("--llm-context-tokens", help="in process: the model's context window")
+    parser.add_argument("--llm-max-tokens", help="in process: output tokens per call")
+    parser.add_argument("--llm-temperature", help="in process: omit for reasoning models")
     args = parser.parse_args()
-    client = httpx.Client(base_url=args.url, timeout=300) if args.url else in_process_client()
-    rows = [evaluate(replay(client, sc, args.extractor)) for sc in load_scenarios(args.dir)]
+    llm_vars = {
+        name: value
+        for name, value in {
+            "LLM_BASE_URL": args.llm_base_url,
+            "LLM_MODEL": args.llm_model,
+            "LLM_CONTEXT_TOKENS": args.llm_context_tokens,
+            "LLM_MAX_TOKENS": args.llm_max_tokens,
+            "LLM_TEMPERATURE": args.llm_temperature,
+            "LLM_API_KEY": os.environ.get("LLM_API_KEY"),
+        }.items()
+        if value
+    }
+    if args.url:
+        client = httpx.Client(base_url=args.url, timeout=900)
+    else:
+        client = in_process_client(llm_vars)
+    runs = [replay(client, sc, args.extractor) for sc in load_scenarios(args.dir)]
+    rows = [evaluate(run) for run in runs]
     print_table([*rows, overall(rows)])
+    degraded = [r for run in runs for r in run.responses if r.get("degraded")]
+    if degraded:
+        print(f"\n{len(degraded)} session(s) degraded (LLM failed, pending):")
+        for response in degraded[:10]:
+            print(f"  - {response.get('degradedReason')}")
 
 
 if __name__ == "__main__":

@@ -195,6 +195,10 @@ site.addsitedir(${JSON.stringify(PY_SITE)})  # already on sys.path; this runs it
     if (eq < 1) fail(`--var takes NAME=VALUE, got ${JSON.stringify(pair)}`);
     env[pair.slice(0, eq)] = pair.slice(eq + 1);
   }
+  // Offline the AI binding cannot answer, so no LLM is configured here unless the caller says
+  // so (`--var EXTRACTOR=workers-ai`, or an LLM_BASE_URL): `auto` means the rules, instead of
+  // every extraction coming back degraded with "needs to be run remotely".
+  if ((env.EXTRACTOR ?? "auto") === "auto" && !env.LLM_BASE_URL) env.EXTRACTOR = "rules";
   return { pyodide, dispatch, entrypoint, env, proxy };
 }
 

@@ -1,4 +1,5 @@
-"""Extraction end to end: dev scenarios replayed through the real host with the rules extractor.
+"""Extraction end to end: dev scenarios replayed through the real host with the rules extractor,
+and the LLM path (retries, pending sessions, the cron retry) against a local replay server.
 
 Each scenario's sessions are extracted in order at their own dates, then the stored entities,
 the ledger and the probes' context are scored with the evaluation set's rules (bench/replay.py,
@@ -8,6 +9,8 @@ set (see the closing figures in bench/replay.py's output); they guard against re
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -15,7 +18,9 @@ import pytest
 from bench import eval_scoring as score
 from bench.replay import evaluate, load_scenarios, replay
 
-from .hostproc import Host
+from tests.unit.llm_replay_server import ReplayServer, completion, error
+
+from .hostproc import Host, start_host
 
 pytestmark = pytest.mark.e2e
 
@@ -98,3 +103,89 @@ def test_overall_figures_hold(runs: dict[str, Any]) -> None:
     assert mean["hit10"] >= 0.6 and mean["hit20"] >= 0.7, mean
     assert mean["exactly_one"] >= 0.6, mean
     assert sum(r["context_contains"] for r in rows) / len(rows) >= 0.9
+
+
+# --- the LLM path through the real Worker code (Pyodide, the Workers fetch), against a local
+# OpenAI-compatible replay server: protocol only, no model --------------------------------------
+
+LLM_REPLY = {
+    "entities": [
+        {
+            "type": "metric",
+            "name": "Kiln Classes CPA",
+            "content": "Kiln Classes cost $22 a booking; goal $18.",
+            "importance": 0.9,
+            "metadata": {"kpi": "CPA", "value": 22, "target": 18, "campaign": "Kiln Classes"},
+            "source": "kiln classes cost $22 a booking, we want $18",
+        }
+    ]
+}
+LLM_TALK = [{"role": "user", "content": "kiln classes cost $22 a booking, we want $18"}]
+
+
+@pytest.fixture(scope="module")
+def llm_host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Host, ReplayServer]]:
+    replay_server = ReplayServer().start()
+    persist_dir = tmp_path_factory.mktemp("wrangler-llm") / "v3"
+    args = [
+        "--var",
+        "ALLOW_CLOCK_OVERRIDE=1",
+        "--var",
+        f"LLM_BASE_URL={replay_server.base_url}",
+        "--var",
+        "LLM_MODEL=replay-model",
+        "--var",
+        "LLM_ATTEMPTS=2",
+    ]
+    try:
+        with start_host(persist_dir, args) as running:
+            yield running, replay_server
+    finally:
+        replay_server.stop()
+
+
+def test_llm_429_then_success_through_the_worker(llm_host: tuple[Host, ReplayServer]) -> None:
+    host, server = llm_host
+    server.reset()
+    limited = error(429, "slow down", type_="requests")
+    limited.headers["Retry-After"] = "0"
+    server.queue(limited, completion(json.dumps(LLM_REPLY)))
+    with httpx.Client(base_url=host.base_url, timeout=120) as c:
+        r = c.post("/v1/users/e2e-llm/sessions/s1/extract", json={"messages": LLM_TALK})
+    body = r.json()
+    assert r.status_code == 200, body
+    assert (body["extractor"], body["processed"], body["degraded"]) == ("openai", True, False)
+    assert len(server.requests) == 2
+    [entity] = body["entities"]
+    assert entity["metadata"]["value"] == 22 and entity["metadata"]["target"] == 18
+    assert entity["provenance"][0]["extractor"] == "openai"
+    sent = server.requests[0].json
+    assert sent["model"] == "replay-model" and "temperature" not in sent
+
+
+def test_llm_failure_is_pending_and_the_cron_retries_it(
+    llm_host: tuple[Host, ReplayServer],
+) -> None:
+    host, server = llm_host
+    server.reset()
+    server.queue(*[error(503, "overloaded", type_="server_error")] * 2)
+    with httpx.Client(base_url=host.base_url, timeout=120) as c:
+        # A session dated in the past, so its retry is already due when the cron runs.
+        r = c.post(
+            "/v1/users/e2e-llm/sessions/s2/extract",
+            json={"messages": LLM_TALK},
+            headers={"X-Entity-Memory-Now": "2026-01-05T10:00:00Z"},
+        )
+        body = r.json()
+        assert (body["degraded"], body["pending"], body["processed"]) == (True, True, False)
+        assert "HTTP 503" in body["degradedReason"]
+        rows = host.d1("SELECT ranges FROM pending_sessions WHERE session_id = 's2'")
+        assert rows == [{"ranges": "[[0, 1]]"}]
+
+        server.queue(completion(json.dumps(LLM_REPLY)))
+        assert c.get("/__scheduled").status_code == 200
+    assert host.d1("SELECT COUNT(*) AS n FROM pending_sessions WHERE session_id = 's2'") == [
+        {"n": 0}
+    ]
+    sent = json.loads(server.requests[-1].json["messages"][1]["content"])
+    assert sent["sessionDate"] == "2026-01-05"
