@@ -479,3 +479,83 @@ async def test_put_accepts_typed_entities_with_provenance_and_reads_show_it(
         )
         export = (await c.get("/v1/users/u1/export")).json()
         assert all(e["provenance"] for e in export["entities"])
+
+
+def test_extractor_settings_are_parsed_once_with_defaults_and_loud_errors() -> None:
+    from entity_memory.service.settings import (
+        DEFAULT_AI_MODEL,
+        DEFAULT_LLM_MAX_TOKENS,
+        ExtractorSettings,
+    )
+
+    default = ExtractorSettings.from_vars({})
+    assert (default.extractor, default.ai_model) == ("auto", DEFAULT_AI_MODEL)
+    assert default.llm_temperature is None and default.llm_max_tokens == DEFAULT_LLM_MAX_TOKENS
+    custom = ExtractorSettings.from_vars(
+        {
+            "EXTRACTOR": "OpenAI",
+            "LLM_BASE_URL": " http://127.0.0.1:8080/v1 ",
+            "LLM_TEMPERATURE": "0.3",
+            "LLM_MAX_TOKENS": "2048",
+            "LLM_CONTEXT_TOKENS": "32768",
+            "AI_TIMEOUT_S": "12.5",
+        }
+    )
+    assert custom.extractor == "openai" and custom.llm_base_url == "http://127.0.0.1:8080/v1"
+    assert (custom.llm_temperature, custom.llm_max_tokens) == (0.3, 2048)
+    assert (custom.llm_context_tokens, custom.ai_timeout_s) == (32768, 12.5)
+    for bad in (
+        {"EXTRACTOR": "magic"},
+        {"LLM_TEMPERATURE": "warm"},
+        {"LLM_TEMPERATURE": "5"},
+        {"LLM_MAX_TOKENS": "0"},
+        {"AI_TIMEOUT_S": "-1"},
+        {"LLM_TIMEOUT_S": "inf"},
+    ):
+        with pytest.raises(ValueError):
+            ExtractorSettings.from_vars(bad)
+
+
+async def test_a_bad_extractor_var_is_a_clear_error(pipeline_parts) -> None:
+    from entity_memory.service.extract_session import ExtractionRequestError
+
+    store, ledger, bindings = pipeline_parts
+    bad = Bindings(kv=bindings.kv, clock=bindings.clock, vars={"LLM_MAX_TOKENS": "lots"})
+    run = SessionExtraction(store, ledger, bad, factory_for())
+    with pytest.raises(ExtractionRequestError) as info:
+        await run.run("u1", "s1", msgs("x"), None)
+    assert info.value.code == "extractor_misconfigured"
+
+
+def test_auto_prefers_a_configured_server_then_workers_ai_then_rules(kv: CountingKV) -> None:
+    from entity_memory.extraction.registry import configured_extractor
+
+    async def post(*args: Any) -> tuple[int, str]:
+        return 200, ""
+
+    server = Bindings(kv=kv, http_post=post, vars={"LLM_BASE_URL": "http://x/v1"})
+    assert configured_extractor(server) == "openai"
+    assert configured_extractor(Bindings(kv=kv, ai_run=post)) == "workers-ai"  # type: ignore[arg-type]
+    assert configured_extractor(Bindings(kv=kv)) == "rules"
+    pinned = Bindings(kv=kv, ai_run=post, vars={"EXTRACTOR": "rules"})  # type: ignore[arg-type]
+    assert configured_extractor(pinned) == "rules"
+
+
+def test_a_target_never_overwrites_a_value_and_is_no_observation() -> None:
+    from entity_memory.domain.merge import merge
+
+    [first, goal_only] = validate_candidates(
+        [
+            {
+                "type": "metric",
+                "name": "Alpha ROAS",
+                "metadata": {"kpi": "ROAS", "value": 3.1, "campaign": "Campaign Alpha"},
+            },
+            {"type": "metric", "name": "Alpha ROAS", "metadata": {"kpi": "ROAS", "target": 4.0}},
+        ]
+    )[0]
+    created = merge(None, first, "u1", "s1", T0).entity
+    updated = merge(created, goal_only, "u1", "s2", T0 + 1).entity
+    meta = updated.metadata  # type: ignore[attr-defined]
+    assert (meta.value, meta.target) == (3.1, 4.0)
+    assert [h.value for h in meta.history] == [3.1]

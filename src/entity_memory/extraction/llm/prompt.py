@@ -101,7 +101,7 @@ EXAMPLES: tuple[tuple[dict[str, Any], dict[str, Any]], ...] = (
                 },
                 {
                     "role": "assistant",
-                    "content": "We could switch Wheel Workshops to target CPA at $30.",
+                    "content": "We could move Wheel Workshops onto target-CPA bidding with a $30 goal.",
                 },
                 {"role": "user", "content": "Yes, go ahead. And keep updates to one line."},
             ],
@@ -126,11 +126,11 @@ EXAMPLES: tuple[tuple[dict[str, Any], dict[str, Any]], ...] = (
                 },
                 {
                     "type": "decision",
-                    "name": "Move Wheel Workshops to target CPA $30",
-                    "content": "The user accepted switching Wheel Workshops to target CPA $30.",
+                    "name": "Wheel Workshops onto target-CPA bidding",
+                    "content": "The user accepted moving Wheel Workshops onto target-CPA bidding, $30 goal.",
                     "importance": 0.95,
                     "metadata": {
-                        "action": "Switch Wheel Workshops bidding to target CPA $30",
+                        "action": "Move Wheel Workshops onto target-CPA bidding with a $30 goal",
                         "rationale": "bookings cost $41, goal $30",
                         "affectedEntities": ["Wheel Workshops"],
                     },
