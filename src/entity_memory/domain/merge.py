@@ -10,6 +10,8 @@ Facts, not pasted sentences: `content` is the newest summary (it replaces the ol
 appended to it); a metric's `value` and `target` are separate fields and only values become
 history observations; each write appends its provenance (excerpt, session, time, extractor)
 to a bounded list, and `extractor` says who wrote the current version ("api" for a client).
+A mention that changes nothing stays `unchanged` and so records no provenance either: a
+confirmation is not worth a write.
 """
 
 from __future__ import annotations

@@ -86,12 +86,19 @@ class Extractor(Protocol):
     name: str
 
     async def extract(
+        self, messages: list[Message], known: list[KnownEntity], now_ms: int
+    ) -> ExtractionResult: ...
+
+
+class ContextualExtractor(Extractor, Protocol):
+    """An extractor that also reads the session's earlier messages as read-only context (the
+    LLM extractors: "do it" needs the proposal it accepts)."""
+
+    async def extract(
         self,
         messages: list[Message],
         known: list[KnownEntity],
         now_ms: int,
         *,
         previous: Sequence[Message] = (),
-    ) -> ExtractionResult:
-        """`previous`: earlier messages of the session, read-only context (LLM extractors)."""
-        ...
+    ) -> ExtractionResult: ...

@@ -23,7 +23,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from entity_memory.domain.keys import entity_key, validate_id
-from entity_memory.domain.models import BaseEntity, EntityInputBase, IndexEntry, parse_entity
+from entity_memory.domain.models import (
+    BaseEntity,
+    EntityInputBase,
+    IndexEntry,
+    Provenance,
+    parse_entity,
+)
 from entity_memory.domain.ranking import score_entries
 from entity_memory.domain.text import tokenize
 from entity_memory.extraction.base import (
@@ -113,8 +119,6 @@ def merge_ranges(ranges: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
 
 def with_provenance(item: EntityInputBase, extractor: str) -> EntityInputBase:
     """Stamp the extractor on the item's provenance (one entry from its `source` if none)."""
-    from entity_memory.domain.models import Provenance
-
     entries = list(item.provenance) or [Provenance(excerpt=item.source or "")]
     stamped = [e.model_copy(update={"extractor": e.extractor or extractor}) for e in entries]
     return item.model_copy(update={"provenance": stamped})
@@ -293,7 +297,7 @@ class SessionExtraction:
                 self.ledger.session_statement(user_id, session_id, content_hash, now, counts)
             )
             if owed:
-                attempts = (pending or {}).get("attempts", 0) if pending else 0
+                attempts = pending["attempts"] if pending else 0
                 wait = min(PENDING_MAX_RETRY_MS, PENDING_FIRST_RETRY_MS * 2**attempts)
                 doc = json.dumps([m.model_dump() for m in messages], ensure_ascii=False)
                 stored = doc if len(doc.encode()) <= MAX_PENDING_MESSAGES_BYTES else None

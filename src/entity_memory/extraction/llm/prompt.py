@@ -101,7 +101,8 @@ EXAMPLES: tuple[tuple[dict[str, Any], dict[str, Any]], ...] = (
                 },
                 {
                     "role": "assistant",
-                    "content": "We could move Wheel Workshops onto target-CPA bidding with a $30 goal.",
+                    "content": "We could move Wheel Workshops onto target-CPA bidding "
+                    "with a $30 goal.",
                 },
                 {"role": "user", "content": "Yes, go ahead. And keep updates to one line."},
             ],
@@ -127,7 +128,8 @@ EXAMPLES: tuple[tuple[dict[str, Any], dict[str, Any]], ...] = (
                 {
                     "type": "decision",
                     "name": "Wheel Workshops onto target-CPA bidding",
-                    "content": "The user accepted moving Wheel Workshops onto target-CPA bidding, $30 goal.",
+                    "content": "The user accepted moving Wheel Workshops onto target-CPA "
+                    "bidding, $30 goal.",
                     "importance": 0.95,
                     "metadata": {
                         "action": "Move Wheel Workshops onto target-CPA bidding with a $30 goal",
