@@ -559,3 +559,36 @@ def test_a_target_never_overwrites_a_value_and_is_no_observation() -> None:
     meta = updated.metadata  # type: ignore[attr-defined]
     assert (meta.value, meta.target) == (3.1, 4.0)
     assert [h.value for h in meta.history] == [3.1]
+
+
+async def test_a_resend_retries_the_pending_messages_and_processes_new_ones(
+    pipeline_parts,
+) -> None:
+    store, ledger, _ = pipeline_parts
+    bindings = llm_bindings(pipeline_parts)
+    first = ExtractionResult(
+        extractor="workers-ai", failures=[ChunkFailure(0, 1, "workers_ai: timeout")]
+    )
+    llm = Scripted("workers-ai", [first, [ALPHA], []])
+    run = SessionExtraction(store, ledger, bindings, factory_for(workers_ai=llm))
+    talk = msgs("Campaign Alpha runs at $60")
+    assert (await go(run, "u1", "s1", talk, None))["pending"] is True
+    grown = [*talk, Message(role="assistant", content="noted")]
+    again = await go(run, "u1", "s1", grown, None)
+    # The owed message, then the new one, each with what came before as context.
+    assert [[m.content for m in c[0]] for c in llm.calls[1:]] == [[talk[0].content], ["noted"]]
+    assert [len(p) for p in llm.previous[1:]] == [0, 1]
+    assert again["processed"] is True and again["pending"] is False
+    assert [e["name"] for e in again["entities"]] == ["Campaign Alpha"]
+    assert await ledger.pending_session("u1", "s1") is None
+
+
+async def test_without_a_ledger_a_failure_is_degraded_but_cannot_be_pending(
+    pipeline_parts,
+) -> None:
+    store, _, _ = pipeline_parts
+    llm = Scripted("workers-ai", [], fail=True)
+    run = SessionExtraction(store, None, llm_bindings(pipeline_parts), factory_for(workers_ai=llm))
+    result = await go(run, "u1", "s1", msgs("Campaign Alpha"), None)
+    assert (result["degraded"], result["pending"], result["processed"]) == (True, False, False)
+    assert "send the session again" in result["degradedReason"]

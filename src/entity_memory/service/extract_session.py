@@ -323,8 +323,13 @@ class SessionExtraction:
             await self.ledger.write(extra)  # nothing to store, but the session was read
         degraded = None
         if owed:
+            later = (
+                "now pending a retry"
+                if self.ledger is not None
+                else "no ledger to keep them pending: send the session again to retry"
+            )
             degraded = (
-                f"{name} failed on {counts['pendingMessages']} message(s), now pending a retry:"
+                f"{name} failed on {counts['pendingMessages']} message(s), {later}:"
                 f" {result.failures[0].reason}"
             )
         return ExtractionOutcome(
@@ -335,7 +340,7 @@ class SessionExtraction:
             rejected=result.rejected + rejected,
             counts=counts,
             usage=result.usage,
-            pending=bool(owed),
+            pending=bool(owed) and self.ledger is not None,
             degraded_reason=degraded,
         )
 
