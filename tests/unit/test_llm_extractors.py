@@ -984,3 +984,25 @@ def test_bind_wires_ai_http_and_vars():
         "TTL_DAYS_METRIC": "30",
     }
     assert bind(FakeEnv(ENTITIES=object())).ai_run is None
+
+
+async def test_earlier_messages_reach_the_model_so_do_it_has_its_proposal():
+    proposal = Message(role="assistant", content="Shall I cap Kiln Classes at $15 a day?")
+    ai = FakeAi({"response": {"entities": []}})
+    accept = [Message(role="user", content="Do it.")]
+    await workers(ai).extract(accept, [], NOW, previous=[proposal])
+    doc = json.loads(ai.calls[0][1]["messages"][1]["content"])
+    assert doc["earlierMessages"] == [proposal.model_dump()]
+    assert doc["conversation"] == [{"role": "user", "content": "Do it."}]
+
+
+async def test_workers_ai_reply_at_the_output_budget_counts_as_truncated():
+    spent = {"prompt_tokens": 900, "completion_tokens": 1024}
+    ai = FakeAi(
+        {"response": {"entities": [METRIC]}, "usage": spent},
+        {"response": {"entities": [METRIC]}},
+        {"response": {"entities": [DECISION]}},
+    )
+    extracted = await workers(ai, model=LLAMA, max_tokens=1024).extract(CONVERSATION, KNOWN, NOW)
+    assert len(ai.calls) == 3
+    assert extracted.candidates == [METRIC, DECISION]

@@ -12,6 +12,11 @@ recorded as *pending* in the ledger, and the response says `degraded: true` with
 `degradedReason`. Pending messages are retried by the scheduled handler (retry_pending.py) and
 by the next send of the same session. We do not store a rules extraction meanwhile: its names
 would not match what the LLM later finds, leaving duplicates behind.
+
+In the ledger, `processed_sessions` is the read cursor (how many messages were read, their
+hash) and `pending_sessions` the message ranges still owed; a session is processed when it
+has no pending row. Keeping the cursor lets a grown session send only its new messages while
+the owed ones wait for their retry.
 """
 
 from __future__ import annotations
