@@ -17,6 +17,8 @@ from entity_memory.domain.models import BaseEntity
 from entity_memory.storage.d1 import D1Database, Statement
 
 ChangeKind = Literal["created", "updated", "contradicted", "deleted", "expired"]
+RemovalKind = Literal["deleted", "expired"]
+REMOVAL_KINDS: frozenset[str] = frozenset({"deleted", "expired"})
 
 #: Fields whose change means the stored fact was contradicted, not merely refined (SPEC bp 7).
 CONTRADICTION_FIELDS = frozenset(
@@ -137,14 +139,18 @@ class Ledger:
         user_id: str,
         entity_type: str,
         entity_id: str,
-        version: int,
-        kind: Literal["deleted", "expired"],
+        last_version: int,
+        kind: RemovalKind,
         now: int,
     ) -> Statement:
-        """A deletion or expiry, recorded under the last version the entity had."""
+        """A deletion or expiry, as a version of its own after `last_version`.
+
+        Its own number keeps (entity, version) naming one row, so a reader of the history or
+        of `changes` can tell the removal from the write it follows.
+        """
         return (
             _INSERT_VERSION,
-            (user_id, entity_type, entity_id, version, kind, None, "{}", None, now),
+            (user_id, entity_type, entity_id, last_version + 1, kind, None, "{}", None, now),
         )
 
     def session_statement(
@@ -213,7 +219,12 @@ class Ledger:
     async def changes_since(
         self, user_id: str, since_ms: int, limit: int = 500
     ) -> list[dict[str, Any]]:
-        """Changes after `since_ms`, grouped by entity, entities by their latest change."""
+        """Changes after `since_ms`, grouped by entity, entities by their latest change.
+
+        `status` is the entity's state after its last change here: `live` (with `current`,
+        the entity as that change left it), or `deleted` / `expired` (no `current`: a removed
+        entity must not read as live).
+        """
         rows = await self.db.all(
             "SELECT * FROM entity_versions WHERE user_id = ? AND recorded_at > ?"
             " ORDER BY seq ASC LIMIT ?",
@@ -231,6 +242,11 @@ class Ledger:
                 group["name"] = entity["name"]
                 group["current"] = entity
             group["changes"].append(parsed)
+            if parsed["changeKind"] in REMOVAL_KINDS:
+                group.pop("current", None)
+                group["status"] = parsed["changeKind"]
+            else:
+                group["status"] = "live"
         return sorted(grouped.values(), key=lambda g: -g["changes"][-1]["recordedAt"])
 
     async def metric_observations(self, user_id: str) -> list[dict[str, Any]]:
