@@ -163,6 +163,8 @@ async def test_changes_since_returns_only_later_changes(
     assert grouped[0]["current"]["metadata"]["budget"] == 300.0
     assert grouped[0]["status"] == "live"
     assert grouped[1]["changes"][0]["changeKind"] == "deleted"
+    # Only the deletion is in the window: the name comes from the last recorded version.
+    assert grouped[1]["status"] == "deleted" and grouped[1]["name"] == "Conversion tracking gaps"
     assert await ledger.changes_since("u1", clock.now) == []
 
 

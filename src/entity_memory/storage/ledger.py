@@ -247,7 +247,32 @@ class Ledger:
                 group["status"] = parsed["changeKind"]
             else:
                 group["status"] = "live"
+        unnamed = [key for key, group in grouped.items() if group["name"] is None]
+        for key, name in (await self._last_names(user_id, unnamed)).items():
+            grouped[key]["name"] = name
         return sorted(grouped.values(), key=lambda g: -g["changes"][-1]["recordedAt"])
+
+    async def _last_names(
+        self, user_id: str, keys: Sequence[tuple[str, str]]
+    ) -> dict[tuple[str, str], str]:
+        """The name each entity had in its newest recorded version (a removal row has none)."""
+        wanted = set(keys)
+        ids = sorted({entity_id for _, entity_id in wanted})
+        names: dict[tuple[str, str], str] = {}
+        for start in range(0, len(ids), 90):  # D1 binds at most 100 parameters
+            chunk = ids[start : start + 90]
+            marks = ", ".join("?" * len(chunk))
+            rows = await self.db.all(
+                "SELECT entity_type, entity_id, entity_json FROM entity_versions WHERE seq IN"
+                " (SELECT MAX(seq) FROM entity_versions WHERE user_id = ? AND entity_json IS NOT"
+                f" NULL AND entity_id IN ({marks}) GROUP BY entity_type, entity_id)",
+                (user_id, *chunk),
+            )
+            for row in rows:
+                key = (row["entity_type"], row["entity_id"])
+                if key in wanted:
+                    names[key] = json.loads(row["entity_json"])["name"]
+        return names
 
     async def metric_observations(self, user_id: str) -> list[dict[str, Any]]:
         return await self.db.all(

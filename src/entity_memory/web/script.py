@@ -459,13 +459,22 @@ function metricChart(entity, trend) {
         h("td", {}, p.sessionId || "—"))))));
 }
 
+// Lists of records (a metric's observations, provenance) are summarised by their length:
+// the chart and the provenance section show them in full.
+function fmtChange(value) {
+  if (Array.isArray(value) && value.some((v) => v !== null && typeof v === "object")) {
+    return value.length + (value.length === 1 ? " entry" : " entries");
+  }
+  return fmtValue(value);
+}
+
 function diffList(changes) {
   const keys = Object.keys(changes || {});
   if (!keys.length) return null;
   return h("ul", { class: "diff" }, keys.map((key) => h("li", {},
     h("code", {}, key), ": ",
-    h("del", { "aria-label": "old value" }, fmtValue(changes[key].old)), " \u2192 ",
-    h("ins", { "aria-label": "new value" }, fmtValue(changes[key].new)))));
+    h("del", { "aria-label": "old value" }, fmtChange(changes[key].old)), " \u2192 ",
+    h("ins", { "aria-label": "new value" }, fmtChange(changes[key].new)))));
 }
 
 function historySection(versions) {
@@ -624,6 +633,7 @@ async function route() {
   renderNav();
   if (!state.user || parts[0] === "signin") {
     signInPage();
+    document.body.dataset.route = location.hash;
     return;
   }
   main.setAttribute("aria-busy", "true");
@@ -637,6 +647,7 @@ async function route() {
     else say(explain(err), "error");
   } finally {
     main.removeAttribute("aria-busy");
+    document.body.dataset.route = location.hash;  // rendered: what tests wait for
   }
 }
 window.addEventListener("hashchange", () => {

@@ -89,7 +89,7 @@ form > button[type="submit"] { margin-top: 12px; }
 table { border-collapse: collapse; width: 100%; }
 th, td {
   text-align: left; padding: 7px 10px; border-bottom: 1px solid var(--line);
-  vertical-align: top; overflow-wrap: anywhere;
+  vertical-align: top; overflow-wrap: break-word;
 }
 thead th { font-size: 0.85em; color: var(--muted); font-weight: 600; }
 td.num { font-variant-numeric: tabular-nums; white-space: nowrap; }
@@ -121,8 +121,9 @@ ol.history, ol.provenance, ul.changes { padding-left: 0; list-style: none; margi
 ol.history > li { border-left: 3px solid var(--line); padding: 2px 0 8px 12px; margin: 0 0 8px; }
 ol.history > li p { margin: 0; }
 ul.diff { margin: 4px 0 0; padding-left: 18px; }
-del { background: var(--del); text-decoration: line-through; padding: 0 3px; }
-ins { background: var(--ins); text-decoration: none; padding: 0 3px; }
+del, ins { padding: 0 3px; overflow-wrap: anywhere; }
+del { background: var(--del); text-decoration: line-through; }
+ins { background: var(--ins); text-decoration: none; }
 blockquote {
   margin: 0; padding: 6px 12px; border-left: 3px solid var(--accent); background: var(--bg);
   white-space: pre-wrap; overflow-wrap: anywhere;
@@ -139,10 +140,15 @@ svg.chart .tick { fill: var(--muted); font-size: 12px; }
 details summary { cursor: pointer; margin-top: 8px; color: var(--accent); }
 .danger-zone p { margin-top: 0; }
 @media (max-width: 640px) {
-  .top { padding: 10px 12px; }
+  .top { padding: 10px 12px; flex-direction: column; align-items: flex-start; }
+  #nav { width: 100%; }
+  #nav .who { margin-left: auto; }
   main, .status { padding: 0 12px; }
-  #nav .who { margin-left: 0; width: 100%; }
-  table.facts th { width: auto; }
   th, td { padding: 6px; }
+  table.facts tr {
+    display: grid; grid-template-columns: 1fr auto; border-bottom: 1px solid var(--line);
+  }
+  table.facts th { width: auto; grid-column: 1 / -1; border: none; padding-bottom: 0; }
+  table.facts td { border: none; }
 }
 """
