@@ -285,6 +285,9 @@ def test_a_metric_page_has_facts_a_trend_chart_and_history(
     shot(browser, "05-metric")
     browser.set_window_size(390, 844)
     try:
+        browser.refresh()  # the chart is drawn for the column's width at render time
+        expect_title(browser, "Brand CPA")
+        wait_for(browser, By.CSS_SELECTOR, "svg.chart")
         shot(browser, "06-metric-phone")
         wide = browser.execute_script(
             "const w = document.documentElement.clientWidth;"
@@ -302,14 +305,14 @@ def test_editing_a_fact_writes_a_version_the_history_shows(
 ) -> None:
     go(browser, web_host, "#/entity/campaign/brand")
     expect_title(browser, "Brand")
-    browser.find_element(By.CSS_SELECTOR, "button[aria-label='Edit budget']").click()
+    browser.find_element(By.CSS_SELECTOR, "button[aria-label='Edit Budget']").click()
     field = wait_for(browser, By.ID, "edit-metadata-budget")
     assert browser.switch_to.active_element == field
     field.clear()
     field.send_keys("300")
     shot(browser, "07-edit-fact")
     field.submit()
-    wait_text(browser, "#status", "Saved budget")
+    wait_text(browser, "#status", "Saved Budget")
     wait_text(browser, "ol.history > li:first-child", "metadata.budget")
     newest = browser.find_element(By.CSS_SELECTOR, "ol.history > li:first-child")
     assert newest.find_element(By.TAG_NAME, "del").text == "150"
@@ -375,6 +378,8 @@ def test_forgetting_the_user_needs_the_typed_user_id(
     shot(browser, "11-forget-confirm")
     button.click()
     wait_text(browser, "#status", f"Forgot user {USER}")
+    erased = browser.find_element(By.CSS_SELECTOR, "form .notice").text
+    assert "erased: 0 KV keys" not in erased, erased
     shot(browser, "12-forgotten")
     with api(web_host, user_token) as c:
         assert c.get(f"/v1/users/{USER}/entities").json()["count"] == 0

@@ -13,6 +13,8 @@ const TYPE_LABEL = {
 };
 const EDIT_SESSION = "inspector-edit";
 const HIDDEN_META = new Set(["history", "provenance"]);
+// Metadata that is a mapping even when unset: not editable as one value.
+const MAPPING_META = new Set(["lastPerformance"]);
 const state = {
   token: sessionStorage.getItem("em.token") || "",
   user: sessionStorage.getItem("em.user") || "",
@@ -51,6 +53,11 @@ function fmtValue(value) {
   if (Array.isArray(value)) return value.length ? value.map(fmtValue).join(", ") : "—";
   if (typeof value === "object") return JSON.stringify(value);
   return String(value);
+}
+function humanize(key) {
+  if (key === "kpi") return "KPI";
+  const words = key.replace(/([a-z])([A-Z])/g, "$1 $2").replace(/_/g, " ").toLowerCase();
+  return words.charAt(0).toUpperCase() + words.slice(1);
 }
 function fmtNum(n, digits = 2) {
   return typeof n === "number" ? String(Number(n.toFixed(digits))) : fmtValue(n);
@@ -293,8 +300,9 @@ function editableFacts(entity) {
   ];
   for (const [key, value] of Object.entries(entity.metadata || {})) {
     if (HIDDEN_META.has(key)) continue;
-    const editable = value === null || ["string", "number", "boolean"].includes(typeof value);
-    facts.push({ path: ["metadata", key], label: key, value, editable });
+    const scalar = value === null || ["string", "number", "boolean"].includes(typeof value);
+    const editable = scalar && !MAPPING_META.has(key);
+    facts.push({ path: ["metadata", key], label: humanize(key), value, editable });
   }
   return facts;
 }
@@ -416,7 +424,9 @@ function metricChart(entity, trend) {
   const meta = entity.metadata || {};
   const points = (meta.history || []).filter((p) => typeof p.value === "number");
   if (!points.length) return section("Trend", h("p", { class: "empty" }, "No observations yet."));
-  const W = 640, H = 240, L = 56, R = 16, T = 16, B = 40;
+  // The drawing's width follows the column, so its 12px labels stay 12px on a phone.
+  const W = Math.max(300, Math.min(720, main.clientWidth - 72)), H = 240;
+  const L = 56, R = 24, T = 24, B = 40;
   const xs = points.map((p) => p.at), ys = points.map((p) => p.value);
   let [x0, x1] = [Math.min(...xs), Math.max(...xs)];
   let [y0, y1] = [Math.min(...ys), Math.max(...ys)];
@@ -447,10 +457,15 @@ function metricChart(entity, trend) {
   for (const p of points) {
     svg.append(s("circle", { cx: px(p.at), cy: py(p.value), r: 4, class: "dot" },
       s("title", {}, fmtNum(p.value) + unit + " on " + fmtDate(p.at))));
+    if (points.length <= 12) {
+      svg.append(s("text", {
+        x: px(p.at), y: py(p.value) - 9, class: "point-label", "text-anchor": "middle",
+      }, fmtNum(p.value)));
+    }
   }
   const summary = trend
-    ? h("p", { class: "trend " + trend.trend }, label + ". Lower is better: " +
-      (trend.direction === "down" ? "yes" : "no") + ".")
+    ? h("p", { class: "trend " + trend.trend }, label + ". " +
+      (trend.direction === "down" ? "Lower" : "Higher") + " is better for " + meta.kpi + ".")
     : h("p", { class: "help" }, label + ".");
   return section("Trend", h("figure", {}, svg, h("figcaption", {}, summary)),
     h("details", {}, h("summary", {}, "Observations"),
@@ -599,11 +614,12 @@ function forgetPage() {
       event.preventDefault();
       if (input.value !== state.user) return;
       go.disabled = true;
-      let total = 0, done = null;
+      let keys = 0, rows = 0, done = null;
       try {
         for (let round = 0; round < 50; round++) {
           done = await api("DELETE", userPath(""));
-          total += done.entitiesDeleted || 0;
+          keys += done.kvKeysDeleted || 0;
+          for (const n of Object.values(done.ledgerRowsDeleted || {})) rows += n;
           if (done.complete !== false) break;
         }
       } catch (err) {
@@ -613,7 +629,7 @@ function forgetPage() {
       }
       say("Forgot user " + state.user + ".");
       result.replaceChildren(h("p", { class: "notice" }, "Everything of " + state.user +
-        " was erased (" + total + " entities). The ledger rows are gone too."));
+        " was erased: " + keys + " KV keys and " + rows + " ledger rows."));
       input.value = "";
     },
   },

@@ -48,6 +48,7 @@ h2 { font-size: 1.1rem; margin: 0 0 10px; overflow-wrap: anywhere; }
   padding: 16px 18px; margin: 16px 0;
 }
 .narrow { max-width: 480px; }
+.card > :first-child { margin-top: 0; }
 label { display: block; font-weight: 600; margin: 10px 0 4px; }
 input, textarea, select {
   font: inherit; color: inherit; background: var(--bg); border: 1px solid var(--line);
@@ -130,7 +131,8 @@ blockquote {
 }
 ol.provenance li { margin-bottom: 12px; }
 figure { margin: 0; }
-svg.chart { width: 100%; height: auto; max-height: 300px; }
+svg.chart { width: 100%; height: auto; }
+svg.chart .point-label { fill: var(--fg); font-size: 12px; }
 svg.chart .axis { stroke: var(--line); stroke-width: 1.5; }
 svg.chart .line { fill: none; stroke: var(--accent); stroke-width: 2.5; }
 svg.chart .dot { fill: var(--accent); }
