@@ -79,6 +79,7 @@ def _browser(user_data: Path) -> WebDriver:
         options.add_argument(flag)
     options.add_argument(f"--user-data-dir={user_data}")
     options.add_argument("--window-size=1280,1000")
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     try:
         driver = webdriver.Chrome(options=options, service=Service(str(CHROMEDRIVER)))
     except WebDriverException as exc:
@@ -103,7 +104,17 @@ def shot(driver: WebDriver, name: str, height: int | None = None) -> Path:
     driver.set_window_size(width, height or min(max(full + 140, 700), 4000))
     path = ARTIFACTS / f"{name}.png"
     driver.save_screenshot(str(path))
+    assert console_errors(driver) == []
     return path
+
+
+def console_errors(driver: WebDriver) -> list[str]:
+    """Script errors and CSP violations since the last call (refused API calls are expected)."""
+    return [
+        entry["message"]
+        for entry in driver.get_log("browser")
+        if entry["level"] == "SEVERE" and "Failed to load resource" not in entry["message"]
+    ]
 
 
 def wait_for(driver: WebDriver, by: str, value: str) -> WebElement:
@@ -267,6 +278,8 @@ def test_search_ranks_with_the_context_route_and_shows_signals(
     assert "brand" in first[-1].text  # matched terms
     head = [th.text for th in browser.find_elements(By.CSS_SELECTOR, "main thead th")]
     assert {"Score", "Relevance", "Importance", "Recency", "Matched terms"} <= set(head)
+    bars = [b.get_attribute("style") for b in browser.find_elements(By.CSS_SELECTOR, ".bar span")]
+    assert bars[0] == "width: 100%;" and len(set(bars)) > 1, bars
     shot(browser, "04-search")
 
 

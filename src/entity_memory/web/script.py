@@ -29,6 +29,8 @@ function h(tag, attrs, ...children) {
     if (value === null || value === undefined || value === false) continue;
     if (key.startsWith("on")) el.addEventListener(key.slice(2), value);
     else if (key === "class") el.className = value;
+    // Through the CSSOM: the CSP forbids style attributes.
+    else if (key === "style") Object.assign(el.style, value);
     else el.setAttribute(key, value === true ? "" : String(value));
   }
   for (const child of children.flat(Infinity)) {
@@ -284,7 +286,7 @@ function resultsTable(scores) {
       h("td", {}, typeBadge(sc.type)),
       h("td", { class: "num" },
         h("span", { class: "bar", "aria-hidden": "true" },
-          h("span", { style: "width:" + Math.round((100 * sc.score) / top) + "%" })),
+          h("span", { style: { width: Math.round((100 * sc.score) / top) + "%" } })),
         fmtNum(sc.score, 3)),
       h("td", { class: "num" }, fmtNum(sc.relevance, 3)),
       h("td", { class: "num" }, fmtNum(sc.importance, 3)),
