@@ -415,3 +415,32 @@ def test_without_api_token_the_page_works_with_no_token(browser: WebDriver, host
     browser.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
     wait_text(browser, "main", "Open Alpha")
     shot(browser, "13-open-mode")
+
+
+def test_provenance_excerpts_are_shown_as_text(browser: WebDriver, host: Host) -> None:
+    """Rendering of `metadata.provenance` (written by extraction) with the API's answer
+    augmented in the page: the stored shape, with markup in the excerpt that must stay text."""
+    browser.get(f"{host.base_url}/#/entities")
+    browser.execute_script(
+        """
+        const real = window.fetch;
+        window.fetch = async (url, init) => {
+          const res = await real(url, init);
+          if (!String(url).endsWith("/entities/campaign/open-alpha")) return res;
+          const doc = await res.json();
+          doc.metadata.provenance = [{
+            excerpt: "user: move <b>Open Alpha</b> to target CPA",
+            sessionId: "s-prov", at: Date.UTC(2026, 10, 2, 9, 30), extractor: "rules",
+          }];
+          return new Response(JSON.stringify(doc), {status: 200});
+        };
+        location.hash = "#/entity/campaign/open-alpha";
+        """
+    )
+    expect_title(browser, "Open Alpha")
+    quote = wait_for(browser, By.CSS_SELECTOR, "ol.provenance blockquote")
+    assert quote.text == "user: move <b>Open Alpha</b> to target CPA"
+    assert browser.find_elements(By.CSS_SELECTOR, "ol.provenance b") == []
+    meta = browser.find_element(By.CSS_SELECTOR, "ol.provenance .help").text
+    assert "s-prov" in meta and "2026-11-02 09:30 UTC" in meta and "rules" in meta
+    shot(browser, "14-provenance")

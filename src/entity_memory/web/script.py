@@ -51,7 +51,7 @@ function fmtDate(ms) {
   return new Date(ms).toISOString().replace("T", " ").slice(0, 16) + " UTC";
 }
 function fmtValue(value) {
-  if (value === null || value === undefined) return "—";
+  if (value === null || value === undefined || value === "") return "—";
   if (Array.isArray(value)) return value.length ? value.map(fmtValue).join(", ") : "—";
   if (typeof value === "object") return JSON.stringify(value);
   return String(value);
