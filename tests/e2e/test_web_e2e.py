@@ -22,6 +22,7 @@ from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support import expected_conditions as ec
@@ -321,6 +322,12 @@ def test_editing_a_fact_writes_a_version_the_history_shows(
     browser.find_element(By.CSS_SELECTOR, "button[aria-label='Edit Budget']").click()
     field = wait_for(browser, By.ID, "edit-metadata-budget")
     assert browser.switch_to.active_element == field
+    field.send_keys(Keys.ESCAPE)  # cancel with the keyboard, then edit again
+    edit = wait_for(browser, By.CSS_SELECTOR, "button[aria-label='Edit Budget']")
+    assert browser.switch_to.active_element == edit
+    edit.send_keys(Keys.ENTER)
+    field = wait_for(browser, By.ID, "edit-metadata-budget")
+    assert not edit.is_displayed()
     field.clear()
     field.send_keys("300")
     shot(browser, "07-edit-fact")

@@ -344,6 +344,11 @@ function factRow(entity, fact, reload) {
     onclick: startEdit,
   }, "Edit");
   row.append(h("td", { class: "actions" }, edit));
+  function cancel() {
+    valueCell.replaceChildren(fmtValue(fact.value));
+    edit.hidden = false;
+    edit.focus();
+  }
   function startEdit() {
     let control;
     if (typeof fact.value === "boolean") {
@@ -381,14 +386,8 @@ function factRow(entity, fact, reload) {
     },
     h("label", { for: fieldId, class: "sr-only" }, "New value of " + fact.label), control,
     h("button", { type: "submit", class: "small" }, "Save"),
-    h("button", {
-      type: "button", class: "secondary small",
-      onclick: () => {
-        valueCell.replaceChildren(fmtValue(fact.value));
-        edit.hidden = false;
-        edit.focus();
-      },
-    }, "Cancel"));
+    h("button", { type: "button", class: "secondary small", onclick: cancel }, "Cancel"));
+    form.addEventListener("keydown", (event) => { if (event.key === "Escape") cancel(); });
     valueCell.replaceChildren(form);
     edit.hidden = true;
     control.focus();

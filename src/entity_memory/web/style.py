@@ -14,6 +14,7 @@ APP_CSS = """
   }
 }
 * { box-sizing: border-box; }
+[hidden] { display: none !important; }
 body {
   margin: 0; background: var(--bg); color: var(--fg);
   font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
@@ -97,6 +98,7 @@ td.num { font-variant-numeric: tabular-nums; white-space: nowrap; }
 table.facts th { width: 22%; font-weight: 600; }
 table.facts td.actions { width: 1%; white-space: nowrap; text-align: right; }
 .inline-edit { display: flex; flex-wrap: wrap; gap: 6px; align-items: center; }
+.inline-edit > button[type="submit"] { margin-top: 0; }
 .inline-edit input, .inline-edit textarea, .inline-edit select { flex: 1 1 200px; width: auto; }
 .bar {
   display: inline-block; width: 60px; height: 8px; background: var(--line); border-radius: 4px;
