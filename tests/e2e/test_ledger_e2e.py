@@ -138,6 +138,25 @@ def test_changes_since_returns_only_later_changes(c: httpx.Client) -> None:
     assert later.json()["entities"] == []
 
 
+def test_changes_after_a_delete_show_the_entity_deleted_with_its_own_version(
+    c: httpx.Client,
+) -> None:
+    upsert(c, "e2e-del", "s1", campaign())
+    time.sleep(0.05)
+    since = int(time.time() * 1000)
+    time.sleep(0.05)
+    upsert(c, "e2e-del", "s2", campaign(budget=300))
+    assert c.delete("/v1/users/e2e-del/entities/campaign/campaign-alpha").status_code == 200
+    history = c.get("/v1/users/e2e-del/entities/campaign/campaign-alpha/history").json()
+    assert [(v["version"], v["changeKind"]) for v in history["versions"]][:2] == [
+        (3, "deleted"),
+        (2, "contradicted"),
+    ]
+    [group] = c.get("/v1/users/e2e-del/changes", params={"since": since}).json()["entities"]
+    assert group["status"] == "deleted" and "current" not in group
+    assert [ch["version"] for ch in group["changes"]] == [2, 3]
+
+
 def test_export_round_trips(c: httpx.Client) -> None:
     upsert(c, "e2e-exp", "s1", campaign(), metric("Alpha CPA", "CPA", 50))
     upsert(c, "e2e-exp", "s2", metric("Alpha CPA", "CPA", 45))

@@ -161,8 +161,33 @@ async def test_changes_since_returns_only_later_changes(
     ]
     assert grouped[0]["changes"][0]["changes"]["metadata.budget"] == {"old": 150.0, "new": 300.0}
     assert grouped[0]["current"]["metadata"]["budget"] == 300.0
+    assert grouped[0]["status"] == "live"
     assert grouped[1]["changes"][0]["changeKind"] == "deleted"
+    # Only the deletion is in the window: the name comes from the last recorded version.
+    assert grouped[1]["status"] == "deleted" and grouped[1]["name"] == "Conversion tracking gaps"
     assert await ledger.changes_since("u1", clock.now) == []
+
+
+async def test_a_deletion_is_its_own_version_and_changes_show_the_entity_deleted(
+    lstore: EntityStore, ledger: Ledger, clock: Clock
+) -> None:
+    await lstore.upsert("u1", campaign(), "s1")
+    since = clock.now
+    clock.advance(1)
+    await lstore.upsert("u1", campaign(metadata={"budget": 300}), "s2")
+    clock.advance(1)
+    assert await lstore.delete("u1", "campaign", "campaign-alpha")
+    history = await ledger.history("u1", "campaign", "campaign-alpha")
+    assert [(h["version"], h["changeKind"]) for h in history] == [
+        (3, "deleted"),
+        (2, "contradicted"),
+        (1, "created"),
+    ]
+    [group] = await ledger.changes_since("u1", since)
+    assert group["status"] == "deleted"
+    assert "current" not in group
+    assert group["name"] == "Campaign Alpha"
+    assert [c["version"] for c in group["changes"]] == [2, 3]
 
 
 async def test_forget_user_erases_kv_and_d1_and_spares_others(
@@ -245,7 +270,7 @@ async def test_expiry_is_noticed_on_read_and_recorded(
     assert [e.type for e in found.entities] == ["campaign"]
     assert [e.id for e in await lstore.list("u1")] == ["campaign-alpha"]
     history = await ledger.history("u1", "metric", "alpha-cpa")
-    assert [(h["version"], h["changeKind"]) for h in history] == [(1, "expired"), (1, "created")]
+    assert [(h["version"], h["changeKind"]) for h in history] == [(2, "expired"), (1, "created")]
 
 
 async def test_scheduled_reindex_visits_recent_writers(

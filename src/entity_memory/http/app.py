@@ -33,6 +33,7 @@ from entity_memory.domain.models import EntityInput
 from entity_memory.domain.trends import metric_trends, pain_point_trends
 from entity_memory.extraction.base import Message
 from entity_memory.extraction.registry import ExtractorFactory, build_extractor
+from entity_memory.http.web import router as web_router
 from entity_memory.service.auth import TokenStore, authenticate
 from entity_memory.service.extract_session import (
     ExtractionRequestError,
@@ -323,6 +324,8 @@ def create_app(
         return error_response(500, "internal", "internal error")
 
     # --- routes ----------------------------------------------------------------------------------
+
+    app.include_router(web_router)
 
     @app.get("/healthz", tags=["meta"])
     async def healthz() -> dict[str, str]:

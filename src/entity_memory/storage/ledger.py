@@ -18,6 +18,8 @@ from entity_memory.domain.models import BaseEntity
 from entity_memory.storage.d1 import D1Database, Statement
 
 ChangeKind = Literal["created", "updated", "contradicted", "deleted", "expired"]
+RemovalKind = Literal["deleted", "expired"]
+REMOVAL_KINDS: frozenset[str] = frozenset({"deleted", "expired"})
 
 #: Fields whose change means the stored fact was contradicted, not merely refined (SPEC bp 7).
 CONTRADICTION_FIELDS = frozenset(
@@ -146,14 +148,18 @@ class Ledger:
         user_id: str,
         entity_type: str,
         entity_id: str,
-        version: int,
-        kind: Literal["deleted", "expired"],
+        last_version: int,
+        kind: RemovalKind,
         now: int,
     ) -> Statement:
-        """A deletion or expiry, recorded under the last version the entity had."""
+        """A deletion or expiry, as a version of its own after `last_version`.
+
+        Its own number keeps (entity, version) naming one row, so a reader of the history or
+        of `changes` can tell the removal from the write it follows.
+        """
         return (
             _INSERT_VERSION,
-            (user_id, entity_type, entity_id, version, kind, None, "{}", None, now),
+            (user_id, entity_type, entity_id, last_version + 1, kind, None, "{}", None, now),
         )
 
     def session_statement(
@@ -300,7 +306,12 @@ class Ledger:
     async def changes_since(
         self, user_id: str, since_ms: int, limit: int = 500
     ) -> list[dict[str, Any]]:
-        """Changes after `since_ms`, grouped by entity, entities by their latest change."""
+        """Changes after `since_ms`, grouped by entity, entities by their latest change.
+
+        `status` is the entity's state after its last change here: `live` (with `current`,
+        the entity as that change left it), or `deleted` / `expired` (no `current`: a removed
+        entity must not read as live).
+        """
         rows = await self.db.all(
             "SELECT * FROM entity_versions WHERE user_id = ? AND recorded_at > ?"
             " ORDER BY seq ASC LIMIT ?",
@@ -318,7 +329,37 @@ class Ledger:
                 group["name"] = entity["name"]
                 group["current"] = entity
             group["changes"].append(parsed)
+            if parsed["changeKind"] in REMOVAL_KINDS:
+                group.pop("current", None)
+                group["status"] = parsed["changeKind"]
+            else:
+                group["status"] = "live"
+        unnamed = [key for key, group in grouped.items() if group["name"] is None]
+        for key, name in (await self._last_names(user_id, unnamed)).items():
+            grouped[key]["name"] = name
         return sorted(grouped.values(), key=lambda g: -g["changes"][-1]["recordedAt"])
+
+    async def _last_names(
+        self, user_id: str, keys: Sequence[tuple[str, str]]
+    ) -> dict[tuple[str, str], str]:
+        """The name each entity had in its newest recorded version (a removal row has none)."""
+        wanted = set(keys)
+        ids = sorted({entity_id for _, entity_id in wanted})
+        names: dict[tuple[str, str], str] = {}
+        for start in range(0, len(ids), 90):  # D1 binds at most 100 parameters
+            chunk = ids[start : start + 90]
+            marks = ", ".join("?" * len(chunk))
+            rows = await self.db.all(
+                "SELECT entity_type, entity_id, entity_json FROM entity_versions WHERE seq IN"
+                " (SELECT MAX(seq) FROM entity_versions WHERE user_id = ? AND entity_json IS NOT"
+                f" NULL AND entity_id IN ({marks}) GROUP BY entity_type, entity_id)",
+                (user_id, *chunk),
+            )
+            for row in rows:
+                key = (row["entity_type"], row["entity_id"])
+                if key in wanted:
+                    names[key] = json.loads(row["entity_json"])["name"]
+        return names
 
     async def metric_observations(self, user_id: str) -> list[dict[str, Any]]:
         return await self.db.all(
