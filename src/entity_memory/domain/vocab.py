@@ -77,3 +77,56 @@ CHANNEL_TERMS = frozenset(
         "demand",
     }
 )
+
+#: Bid strategies as Google Ads and Meta name them: a pattern and the canonical name. Longest
+#: first, so "maximize conversion value" is not read as "maximize conversions".
+BID_STRATEGIES: tuple[tuple[str, str], ...] = (
+    (r"maximi[sz]e conversion value", "Maximize Conversion Value"),
+    (r"maximi[sz]e conversions?", "Maximize Conversions"),
+    (r"maximi[sz]e clicks", "Maximize Clicks"),
+    (r"target impression share", "Target Impression Share"),
+    (r"target cost per (?:acquisition|action|conversion)|target cpa|t-?cpa", "Target CPA"),
+    (r"target return on ad(?:vertising)? spend|target roas|t-?roas", "Target ROAS"),
+    (r"enhanced cpc|ecpc", "Enhanced CPC"),
+    (r"manual cpc|manual bidding|manual bids", "Manual CPC"),
+    (r"lowest cost|cost cap|bid cap", "Lowest Cost"),
+)
+
+#: Campaign statuses (Google Ads: enabled, paused, removed; "active"/"live" are common synonyms).
+STATUSES: dict[str, str] = {
+    "paused": "paused",
+    "enabled": "enabled",
+    "active": "enabled",
+    "live": "enabled",
+    "removed": "removed",
+    "ended": "ended",
+}
+
+#: KPIs as people write them: a pattern and the display name a metric is stored under.
+KPI_NAMES: tuple[tuple[str, str], ...] = (
+    (r"cost per (?:acquisition|action|conversion)|cpa", "CPA"),
+    (r"return on ad(?:vertising)? spend|roas", "ROAS"),
+    (r"click[ -]?through[ -]?rate|ctr", "CTR"),
+    (r"cost per click|cpc", "CPC"),
+    (r"cost per (?:mille|thousand(?: impressions)?)|cpm", "CPM"),
+    (r"cost per lead|cpl", "CPL"),
+    (r"conversion rate|cvr", "conversion rate"),
+    (r"average order value|aov", "AOV"),
+    (r"impression share", "impression share"),
+)
+
+#: Ad platforms: an advertiser's budget is often stated per platform ("Meta goes to $70").
+PLATFORMS: tuple[str, ...] = (
+    "Google",
+    "Meta",
+    "Facebook",
+    "Instagram",
+    "Microsoft",
+    "Bing",
+    "TikTok",
+    "LinkedIn",
+    "YouTube",
+    "Pinterest",
+    "Snapchat",
+    "Amazon",
+)

@@ -1,5 +1,5 @@
-"""The offline extractor."""
+"""The offline extractor: precision first, explicit statements only (see extractor.py)."""
 
-from entity_memory.extraction.rules.legacy import RulesExtractor
+from entity_memory.extraction.rules.extractor import RulesExtractor, extract_candidates
 
-__all__ = ["RulesExtractor"]
+__all__ = ["RulesExtractor", "extract_candidates"]

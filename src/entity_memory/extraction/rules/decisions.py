@@ -1,0 +1,125 @@
+"""Decisions: what the user commits to ("let's ...", "we'll ...", "I'm going to ..."), or what
+the assistant proposed and the user's next turn accepted ("yes, do it"). The proposal, not the
+acceptance, is the decision; a proposal nobody accepted is not one."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from itertools import pairwise
+
+from entity_memory.extraction.rules.campaigns import clauses
+from entity_memory.extraction.rules.mentions import MentionFinder
+from entity_memory.extraction.rules.names import action_phrase, words
+from entity_memory.extraction.rules.patterns import (
+    ACCEPTANCE,
+    ACTION_VERBS,
+    DECISION_CUE,
+    IMPERATIVE,
+    NOT_A_STATEMENT,
+    PROPOSAL_CUE,
+)
+from entity_memory.extraction.rules.sentences import Sentence
+
+_REASON = re.compile(r"\b(?:because|since|as|so that|to avoid)\s+(?P<why>.+)$", re.I)
+_NEGATED = re.compile(r"^\s*(?:not|never|hold off|wait)\b", re.I)
+
+
+@dataclass
+class Decision:
+    name: str
+    action: str
+    rationale: str
+    campaigns: list[str]
+    accepted: bool
+    sources: list[Sentence] = field(default_factory=list)
+
+
+def _action(rest: str) -> str | None:
+    """The committed action: the clause after the cue, when it starts with an account verb."""
+    first_clause = rest[: clauses(rest)[0][1]].strip().rstrip(".!")
+    ws = words(first_clause)
+    if not ws or _NEGATED.match(first_clause):
+        return None
+    verb = ws[0].lower()
+    stems = {verb, verb.removesuffix("ing"), verb.removesuffix("ing") + "e", verb[:-4]}
+    if not stems & ACTION_VERBS:
+        return None
+    return first_clause
+
+
+_IT = re.compile(r"^(\w+)\s+it\b", re.I)
+
+
+def _decision(
+    sentence: Sentence,
+    rest: str,
+    finder: MentionFinder,
+    accepted: bool,
+    about: str | None = None,
+) -> Decision | None:
+    """`about` is the one campaign the turn was about, standing in for "it" ("lower it to
+    $25/day")."""
+    action = _action(rest)
+    if action is None:
+        return None
+    if about and _IT.match(action):
+        action = _IT.sub(lambda m: f"{m.group(1)} {about}", action, count=1)
+    name = action_phrase(action)
+    if name is None:
+        return None
+    reason = _REASON.search(sentence.text)
+    campaigns = sorted({m.name for m in finder.find(action)} | ({about} if about else set()))
+    why = reason.group("why").strip().rstrip(".") if reason else ""
+    return Decision(name, action, why, campaigns, accepted, [sentence])
+
+
+def from_user(sentence: Sentence, finder: MentionFinder) -> Decision | None:
+    """A decision the user states in this sentence."""
+    if sentence.role != "user" or NOT_A_STATEMENT.search(sentence.text):
+        return None
+    m = DECISION_CUE.search(sentence.text) or IMPERATIVE.match(sentence.text)
+    return _decision(sentence, m.group("rest"), finder, False) if m else None
+
+
+def accepted(sentences: list[Sentence], finder: MentionFinder) -> list[Decision]:
+    """Proposals of an assistant turn that the next user turn accepted (the last proposal of
+    the turn: the one the user was answering)."""
+    out: list[Decision] = []
+    by_turn: dict[int, list[Sentence]] = {}
+    for s in sentences:
+        by_turn.setdefault(s.turn, []).append(s)
+    turns = sorted(by_turn)
+    for this, nxt in pairwise(turns):
+        said, reply = by_turn[this], by_turn[nxt]
+        if said[0].role != "assistant" or reply[0].role != "user":
+            continue
+        if not ACCEPTANCE.match(reply[0].text):
+            continue
+        campaigns = {m.name for s in said for m in finder.find(s.text) if not m.platform}
+        about = campaigns.pop() if len(campaigns) == 1 else None
+        for s in reversed(said):
+            m = PROPOSAL_CUE.search(s.text)
+            decision = _decision(s, m.group("rest"), finder, True, about) if m else None
+            if decision:
+                decision.sources.append(reply[0])
+                out.append(decision)
+                break
+    return out
+
+
+def summary(d: Decision) -> str:
+    text = d.action[0].upper() + d.action[1:]
+    if d.rationale:
+        text += f", because {d.rationale}"
+    who = "proposed by the assistant and accepted by the user" if d.accepted else "user decision"
+    return f"{text} ({who})."
+
+
+def metadata(d: Decision) -> dict[str, object]:
+    return {
+        "action": d.action[:500],
+        "rationale": d.rationale[:2000],
+        "affected_entities": d.campaigns,
+        "reversible": True,
+    }

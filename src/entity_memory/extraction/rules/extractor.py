@@ -1,0 +1,162 @@
+"""The offline extractor: sentences -> typed facts, as a chain of pure functions.
+
+Each stage reads sentences and returns facts; nothing is shared or mutated between detectors.
+Facts about the same entity within a session are merged (the last statement wins) and each
+candidate carries the sentences it came from as provenance.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from entity_memory.domain.text import normalize_name
+from entity_memory.extraction.base import ExtractionResult, KnownEntity, Message
+from entity_memory.extraction.rules import (
+    campaigns,
+    decisions,
+    metrics,
+    pain_points,
+    preferences,
+)
+from entity_memory.extraction.rules.mentions import MentionFinder
+from entity_memory.extraction.rules.sentences import Sentence, split_turns
+
+#: A sentence that points back at the campaign its turn was already about.
+_BACK_REFERENCE = re.compile(r"\b(?:its|it's|it is|their)\b", re.I)
+MAX_PROVENANCE = 3
+
+
+def provenance(sources: Iterable[Sentence]) -> list[dict[str, str]]:
+    out: list[dict[str, str]] = []
+    for s in sources:
+        item = {"excerpt": s.excerpt, "role": s.role}
+        if item not in out:
+            out.append(item)
+    return out[-MAX_PROVENANCE:]
+
+
+def _merge_into(table: dict[str, Any], key: str, item: Any, merge: Any) -> None:
+    if key in table:
+        merge(table[key], item)
+    else:
+        table[key] = item
+
+
+def _merge_sources(into: Any, new: Any) -> None:
+    into.sources += [s for s in new.sources if s not in into.sources]
+
+
+def _merge_pain(into: pain_points.PainPoint, new: pain_points.PainPoint) -> None:
+    into.frequency += 1
+    if new.severity == "high":
+        into.severity = "high"
+    into.campaigns = sorted({*into.campaigns, *new.campaigns})
+    _merge_sources(into, new)
+
+
+def _merge_latest(into: Any, new: Any) -> None:
+    """A restated preference or decision: the newer wording is the current one."""
+    sources = [*into.sources, *(s for s in new.sources if s not in into.sources)]
+    into.__dict__.update(new.__dict__)
+    into.sources = sources
+
+
+def detect_all(messages: list[Message], finder: MentionFinder) -> dict[str, dict[str, Any]]:
+    """Every fact of the conversation, per type, keyed by normalised name."""
+    found: dict[str, dict[str, Any]] = {t: {} for t in campaigns_types()}
+    sentences = split_turns(messages)
+    context: tuple[int, str] | None = None
+    for s in sentences:
+        mentions = finder.find(s.text)
+        turn_campaign = context[1] if context and context[0] == s.turn else None
+        use_context = turn_campaign if _BACK_REFERENCE.search(s.text) else None
+        for c in campaigns.detect(s, finder):
+            _merge_into(found["campaign"], normalize_name(c.name), c, campaigns.merge)
+        for r in metrics.detect(s, finder, use_context):
+            _merge_into(found["metric"], normalize_name(r.name), r, metrics.merge)
+        if d := decisions.from_user(s, finder):
+            _merge_into(found["decision"], normalize_name(d.name), d, _merge_latest)
+        if p := preferences.detect(s):
+            _merge_into(found["preference"], normalize_name(p.name), p, _merge_latest)
+        if pp := pain_points.detect(s, finder):
+            _merge_into(found["pain_point"], normalize_name(pp.name), pp, _merge_pain)
+        if mentions:
+            context = (s.turn, mentions[-1].name)
+    for d in decisions.accepted(sentences, finder):
+        _merge_into(found["decision"], normalize_name(d.name), d, _merge_latest)
+    return found
+
+
+def campaigns_types() -> tuple[str, ...]:
+    return ("campaign", "metric", "decision", "preference", "pain_point")
+
+
+_BUILDERS: dict[str, tuple[Any, Any]] = {
+    "campaign": (campaigns.summary, campaigns.metadata),
+    "metric": (metrics.summary, metrics.metadata),
+    "decision": (decisions.summary, decisions.metadata),
+    "preference": (preferences.summary, preferences.metadata),
+    "pain_point": (pain_points.summary, pain_points.metadata),
+}
+
+
+def importance(entity_type: str, fact: Any) -> float:
+    """The SPEC's bands: explicit decisions and stated preferences high, the rest medium."""
+    if entity_type == "decision":
+        return 0.85 if fact.accepted else 0.9
+    if entity_type == "preference":
+        return 0.9
+    if entity_type == "pain_point":
+        return 0.9 if fact.severity == "high" else 0.7
+    if entity_type == "metric":
+        return 0.8 if fact.target is not None else 0.7
+    return 0.7
+
+
+def _known_names(known: list[KnownEntity]) -> dict[tuple[str, str], str]:
+    out: dict[tuple[str, str], str] = {}
+    for entity in known:
+        for alias in (entity.name, *entity.aliases):
+            out.setdefault((entity.type, normalize_name(alias)), entity.name)
+    return out
+
+
+def to_candidates(
+    found: dict[str, dict[str, Any]], known: list[KnownEntity]
+) -> list[dict[str, Any]]:
+    """Facts -> raw candidates in the SPEC's shape, under the stored name when one exists."""
+    names = _known_names(known)
+    out: list[dict[str, Any]] = []
+    for entity_type, facts in found.items():
+        summary, meta = _BUILDERS[entity_type]
+        for key, fact in facts.items():
+            stored = names.get((entity_type, key))
+            candidate: dict[str, Any] = {
+                "type": entity_type,
+                "name": stored or fact.name,
+                "content": summary(fact),
+                "importance": importance(entity_type, fact),
+                "metadata": {**meta(fact), "provenance": provenance(fact.sources)},
+            }
+            if stored and normalize_name(stored) != normalize_name(fact.name):
+                candidate["aliases"] = [fact.name]
+            out.append(candidate)
+    return out
+
+
+def extract_candidates(messages: list[Message], known: list[KnownEntity]) -> list[dict[str, Any]]:
+    """The whole pipeline, synchronously: what `RulesExtractor.extract` returns as candidates."""
+    return to_candidates(detect_all(messages, MentionFinder(known)), known)
+
+
+class RulesExtractor:
+    """The offline extractor: explicit statements only, no model, deterministic."""
+
+    name = "rules"
+
+    async def extract(
+        self, messages: list[Message], known: list[KnownEntity], now_ms: int
+    ) -> ExtractionResult:
+        return ExtractionResult(extractor=self.name, candidates=extract_candidates(messages, known))

@@ -1,0 +1,136 @@
+"""Where a sentence names a campaign: "Campaign X", "the X campaign", a quoted name, a name the
+user's stored entities already have, an ad platform, or a proper name right before a KPI or
+"budget" ("Spring Linen Sale ROAS"). Everything else is not a campaign name."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from entity_memory.domain.text import normalize_name
+from entity_memory.domain.vocab import CHANNEL_TERMS
+from entity_memory.extraction.base import KnownEntity
+from entity_memory.extraction.rules.names import well_formed
+from entity_memory.extraction.rules.patterns import (
+    CAMPAIGN_PREFIXED,
+    CAMPAIGN_QUOTED,
+    CAMPAIGN_SUFFIXED,
+    FUNCTION_WORDS,
+    PLATFORM_RE,
+)
+
+_PROPER_BEFORE = re.compile(
+    r"(?P<name>(?:[A-Z][\w&'+-]*\s+)(?:[A-Z0-9][\w&'+-]*\s+){0,3})(?=(?:[A-Z]{2,5}|budgets?)\b)"
+)
+#: Dash-separated campaign names, a common account naming convention ("Brand - Exact").
+_DASHED = re.compile(
+    r"(?<![\w-])(?P<name>[A-Z][\w&+]*(?:\s+[A-Z0-9][\w&+]*){0,3}"
+    r"(?:\s+[-\u2013|]\s+[A-Z0-9][\w&+]*(?:\s+[A-Z0-9][\w&+]*){0,3}){1,3})(?![\w-])"
+)
+#: A listing line "Greek Coast Tours: $80/day, Manual CPC": a name labelling the facts after it.
+_LABELLED = re.compile(r"^(?P<name>[A-Z][\w&'+-]*(?:\s+[A-Z0-9-][\w&'+-]*){0,5}):\s+(?P<rest>.+)")
+_FACT_AFTER_LABEL = re.compile(
+    r"[$€£]\s?\d|\d\s?%|\b(?:manual|maximi[sz]e|target|paused|enabled)\b", re.I
+)
+#: Words that start bid strategies and KPI phrases, never a campaign name ("Manual CPC").
+_NOT_NAMES = frozenset("target manual enhanced average avg overall total blended max".split())
+#: Words that follow a campaign name but are not part of it ("Spring Sale ROAS").
+_TRAILING = frozenset("cpa roas ctr cpc cpm cpl cvr aov budget budgets".split())
+
+
+@dataclass(frozen=True)
+class Mention:
+    name: str
+    start: int
+    end: int
+    #: An ad platform ("Meta") owns only facts that follow it ("Meta goes to $70").
+    platform: bool = False
+
+
+def _clean(name: str) -> str | None:
+    ws = name.replace("\u2019", "'").strip(" .'\"").split()
+    while ws and ws[-1].lower().removesuffix("'s") in _TRAILING:
+        ws = ws[:-1]
+    while ws and ws[0].lower() in FUNCTION_WORDS:
+        ws = ws[1:]
+    if ws and ws[-1].endswith("'s"):
+        ws[-1] = ws[-1][:-2]
+    name = " ".join(ws).strip(" .-")
+    if not name or not any(w[0].isalpha() for w in ws) or ws[0].lower() in _NOT_NAMES:
+        return None
+    return name if well_formed(name) else None
+
+
+def _known_patterns(known: list[KnownEntity]) -> list[tuple[re.Pattern[str], str]]:
+    out = []
+    for entity in known:
+        if entity.type != "campaign":
+            continue
+        for alias in (entity.name, *entity.aliases):
+            if len(normalize_name(alias)) >= 3:
+                out.append((re.compile(rf"(?<!\w){re.escape(alias)}(?!\w)", re.I), entity.name))
+    return sorted(out, key=lambda p: -len(p[0].pattern))
+
+
+class MentionFinder:
+    """Finds campaign mentions; built once per extraction from the known entities."""
+
+    def __init__(self, known: list[KnownEntity]) -> None:
+        self._known = _known_patterns(known)
+        self._by_norm = {normalize_name(e.name): e.name for e in known if e.type == "campaign"}
+
+    def canonical(self, name: str) -> str:
+        return self._by_norm.get(normalize_name(name), name)
+
+    def find(self, text: str) -> list[Mention]:
+        found: list[Mention] = []
+        for pattern, name in self._known:
+            found += [Mention(name, m.start(), m.end()) for m in pattern.finditer(text)]
+        for m in CAMPAIGN_PREFIXED.finditer(text):
+            name = _clean(m.group(0))
+            if name and len(name.split()) > 1:
+                found.append(Mention(self.canonical(name), m.start(), m.end()))
+        for m in CAMPAIGN_SUFFIXED.finditer(text):
+            name = _clean(m.group("name"))
+            if name and self._distinctive(name, m.start("name"), text):
+                found.append(Mention(self.canonical(name), m.start(), m.end()))
+        for m in CAMPAIGN_QUOTED.finditer(text):
+            name = _clean(m.group("a") or m.group("b") or "")
+            if name:
+                found.append(Mention(self.canonical(name), m.start(), m.end()))
+        for m in _PROPER_BEFORE.finditer(text):
+            name = _clean(m.group("name"))
+            if name and self._distinctive(name, m.start("name"), text):
+                found.append(Mention(self.canonical(name), m.start(), m.end("name")))
+        label = _LABELLED.match(text)
+        if label and _FACT_AFTER_LABEL.search(label.group("rest")[:60]):
+            name = _clean(label.group("name"))
+            if name and (len(name.split()) > 1 or "-" in name):
+                found.append(Mention(self.canonical(name), 0, label.end("name")))
+        for m in _DASHED.finditer(text):
+            name = _clean(m.group("name"))
+            if name:
+                found.append(Mention(self.canonical(name), m.start(), m.end()))
+        for m in PLATFORM_RE.finditer(text):
+            if not text.startswith(("'s", "\u2019s"), m.end()):
+                found.append(Mention(m.group("name"), m.start(), m.end(), platform=True))
+        return _without_overlaps(found)
+
+    @staticmethod
+    def _distinctive(name: str, start: int, text: str) -> bool:
+        """One capitalised word at the start of a sentence, or a bare channel word, is not a
+        name ("Search campaign", "Overall ROAS")."""
+        ws = name.split()
+        if len(ws) == 1 and (not text[:start].strip() or ws[0].lower() in CHANNEL_TERMS):
+            return False
+        return not all(w.lower() in CHANNEL_TERMS for w in ws)
+
+
+def _without_overlaps(found: list[Mention]) -> list[Mention]:
+    """The earliest-listed (known names first), then longest, mention wins each span."""
+    kept: list[Mention] = []
+    for m in sorted(found, key=lambda m: (m.start, -(m.end - m.start))):
+        if kept and m.start < kept[-1].end:
+            continue
+        kept.append(m)
+    return kept

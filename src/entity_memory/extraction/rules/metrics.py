@@ -1,0 +1,186 @@
+"""KPI observations: a KPI, the value it was measured at, its target if one is stated, and the
+campaign it belongs to.
+
+A value is what the KPI *is* ("CPA is $36", "a 3.1 ROAS"); a number after "target", "goal",
+"want it under" or before "target" is the target and never the value. A number that is only
+compared against ("under $30" with no goal word) is neither, so it is not stored.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from entity_memory.extraction.rules.campaigns import owner
+from entity_memory.extraction.rules.mentions import MentionFinder
+from entity_memory.extraction.rules.patterns import (
+    COMPARATOR_BEFORE,
+    KPI_LINK,
+    KPI_RES,
+    NOT_A_STATEMENT,
+    PROPOSAL_CUE,
+    STRATEGY_PREFIX,
+    STRATEGY_RES,
+    TARGET_AFTER,
+    TARGET_BEFORE,
+    VALUE,
+)
+from entity_memory.extraction.rules.sentences import Sentence
+
+_TARGET_LINK = re.compile(r"^\s*(?:target|goal)\s*(?:is|was|of|at|:|=)?\s*$", re.I)
+#: Right before a target amount: the preposition that ties it to the goal word.
+_TARGET_PREP = re.compile(r"\b(?:under|below|above|over|at|to|of|around|target|goal|is)\s*$", re.I)
+#: "$140 per lead", "$1.75 a click": a cost per unit, stated value first.
+_UNIT_COST = re.compile(
+    r"[$€£]\s?\d[\d,.]*\s+(?P<per>(?:per|a|an|each)\s+(?P<unit>[a-z]{3,}))\b", re.I
+)
+_TIME_UNITS = frozenset("day days week month year hour night time piece".split())
+_FROM = re.compile(r"\bfrom\s*$", re.I)
+_UNITS = {"$": "USD", "€": "EUR", "£": "GBP", "%": "%", "percent": "%", "x": "x"}
+#: A number followed by one of these counts something else ("30 days", "2 weeks").
+_NOT_A_KPI_VALUE = re.compile(r"^\s*(?:days?|weeks?|months?|years?|hours?|clicks|people)\b", re.I)
+
+
+@dataclass
+class Reading:
+    kpi: str
+    campaign: str | None
+    value: float | None = None
+    value_text: str | None = None
+    unit: str | None = None
+    target: float | None = None
+    target_text: str | None = None
+    sources: list[Sentence] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return f"{self.campaign} {self.kpi}" if self.campaign else self.kpi
+
+
+def _number(m: re.Match[str]) -> float:
+    value = float(m.group("num").replace(",", ""))
+    return value * 1000 if m.group("k") else value
+
+
+def _unit(m: re.Match[str]) -> str | None:
+    for key in (m.group("cur"), (m.group("unit") or "").lower()):
+        if key in _UNITS:
+            return _UNITS[key]
+    return None
+
+
+def _is_target(text: str, m: re.Match[str]) -> bool:
+    before, after = text[: m.start()], text[m.end() :]
+    if TARGET_AFTER.match(after):
+        return True
+    return bool(TARGET_BEFORE.search(before[-30:]) and _TARGET_PREP.search(before))
+
+
+def _explicit(m: re.Match[str]) -> bool:
+    """A number before a KPI is its value only when it looks like one ("$42", "3.1", "4%"),
+    not when it is part of a name ("Campaign 2 CPA")."""
+    return bool(m.group("num") and (m.group("cur") or m.group("unit") or "." in m.group("num")))
+
+
+def _kpis(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, name) of each KPI the sentence names. A KPI written out as a phrase keeps
+    the user's words ("cost per lead"); an acronym is its canonical form ("CPL")."""
+    found = []
+    strategy_spans = [m.span() for p, _ in STRATEGY_RES for m in p.finditer(text)]
+    for pattern, name in KPI_RES:
+        for m in pattern.finditer(text):
+            inside = any(a <= m.start() < b for a, b in strategy_spans)
+            if not inside and not STRATEGY_PREFIX.search(text[: m.start()]):
+                written = m.group(0).lower()
+                found.append((m.start(), m.end(), written if " " in written else name))
+    for m in _UNIT_COST.finditer(text):
+        if m.group("unit").lower() not in _TIME_UNITS:
+            found.append((m.start("per"), m.end(), f"cost per {m.group('unit').lower()}"))
+    found.sort(key=lambda f: (f[0], -f[1]))
+    kept: list[tuple[int, int, str]] = []
+    for f in found:
+        if not kept or f[0] >= kept[-1][1]:
+            kept.append(f)
+    return kept
+
+
+def _values_after(text: str, end: int, stop: int) -> list[re.Match[str]]:
+    return [
+        m
+        for m in VALUE.finditer(text, end, stop)
+        if m.group("num") and not _NOT_A_KPI_VALUE.match(text[m.end() :])
+    ]
+
+
+def detect(sentence: Sentence, finder: MentionFinder, context: str | None) -> list[Reading]:
+    """The KPI readings one sentence states; `context` is the campaign the turn was about."""
+    text = sentence.text
+    if NOT_A_STATEMENT.search(text):
+        return []
+    if sentence.role == "assistant" and PROPOSAL_CUE.search(text):
+        return []
+    kpis = _kpis(text)
+    mentions = finder.find(text)
+    out: list[Reading] = []
+    for i, (start, end, kpi) in enumerate(kpis):
+        stop = kpis[i + 1][0] if i + 1 < len(kpis) else len(text)
+        campaign = owner(start, text, mentions) if mentions else context
+        reading = Reading(kpi, campaign, sources=[sentence])
+        before = re.search(rf"{VALUE.pattern}\s*$", text[:start])
+        candidates = _values_after(text, end, stop)
+        first = candidates[0] if candidates else None
+        if (
+            len(candidates) > 1
+            and _FROM.search(text[end : first.start()])  # type: ignore[union-attr]
+            and re.fullmatch(r"\s*to\s*", text[first.end() : candidates[1].start()])  # type: ignore[union-attr]
+        ):
+            first = candidates[1]  # "went from $5.20 to $6.80": the value is where it went
+            candidates = candidates[1:]
+        if first and _TARGET_LINK.match(text[end : first.start()]):
+            reading.target, reading.target_text = _number(first), first.group(0).strip()
+            candidates = candidates[1:]
+        elif first and KPI_LINK.match(text[end : first.start()]) and not _is_target(text, first):
+            if not COMPARATOR_BEFORE.search(text[: first.start()]):
+                reading.value, reading.value_text, reading.unit = (
+                    _number(first),
+                    first.group(0).strip(),
+                    _unit(first),
+                )
+            candidates = candidates[1:]
+        elif before and _explicit(before) and not _is_target(text, before):
+            reading.value, reading.value_text = _number(before), before.group(0).strip()
+            reading.unit = _unit(before)
+        for m in candidates:
+            if reading.target is None and _is_target(text, m):
+                reading.target, reading.target_text = _number(m), m.group(0).strip()
+        # An account-level figure is taken only from the user's own words; an assistant's
+        # figure must say which campaign it is about.
+        if reading.value is not None and (campaign or sentence.role == "user"):
+            out.append(reading)
+    return out
+
+
+def merge(into: Reading, new: Reading) -> None:
+    for attr in ("value", "value_text", "unit", "target", "target_text"):
+        if getattr(new, attr) is not None:
+            setattr(into, attr, getattr(new, attr))
+    into.sources += [s for s in new.sources if s not in into.sources]
+
+
+def summary(r: Reading) -> str:
+    text = f"{r.kpi} {r.value_text}"
+    if r.target_text:
+        text += f" (target {r.target_text})"
+    return f"{text}, {r.campaign}." if r.campaign else f"{text}."
+
+
+def metadata(r: Reading) -> dict[str, object]:
+    meta: dict[str, object] = {"kpi": r.kpi, "value": r.value}
+    if r.unit:
+        meta["unit"] = r.unit
+    if r.campaign:
+        meta["campaign"] = r.campaign
+    if r.target is not None:
+        # TODO(issue 9): MetricMetadata has no `target` yet; validate.py drops it until it does.
+        meta["target"] = r.target
+    return meta

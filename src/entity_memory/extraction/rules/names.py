@@ -1,0 +1,103 @@
+"""What may be a name: a short noun phrase that ends on a content word.
+
+Names are never cut out of a sentence at an arbitrary length: a phrase is taken up to a clause
+boundary and then must pass `well_formed`; when it does not, the caller stores nothing.
+"""
+
+from __future__ import annotations
+
+import re
+
+from entity_memory.extraction.rules.patterns import (
+    CLAUSE_VERBS,
+    COMMON_VERBS,
+    FUNCTION_WORDS,
+    NAME_VERBS,
+)
+
+_WORD = re.compile(r"[\w$%'\u2019.&+/-]+")
+_LEADING = frozenset(
+    """a an the this that these those my our your their its his her some any all yeah yes ok
+    okay so well honestly also still""".split()
+)
+#: Words at which a noun phrase stops (a verb, a preposition, a conjunction).
+_STOP = FUNCTION_WORDS | CLAUSE_VERBS | COMMON_VERBS
+MAX_NAME_WORDS = 6
+_PRONOUNS = frozenset("it them this that these those".split())
+
+
+def words(text: str) -> list[str]:
+    return _WORD.findall(text)
+
+
+def _bare(word: str) -> str:
+    return word.lower().strip(".'\u2019")
+
+
+def well_formed(name: str) -> bool:
+    """True for a name a person would write: 1-8 words, no clause verb, not ending on a
+    function word, balanced quotes and brackets, no dangling punctuation."""
+    ws = [_bare(w) for w in name.split()]
+    if not ws or len(ws) > 8 or not any(ch.isalnum() for ch in name):
+        return False
+    if ws[-1] in FUNCTION_WORDS or ws[0] in {"and", "or", "but", "to", "of"}:
+        return False
+    if any(w in NAME_VERBS for w in ws):
+        return False
+    if name.count("(") != name.count(")") or name.count('"') % 2:
+        return False
+    return not name.rstrip().endswith(("-", ",", ":", ";", "/", "&"))
+
+
+#: Head nouns too vague to name anything ("the phone thing").
+VAGUE = frozenset("thing things stuff one ones something everything anything".split())
+
+
+def noun_phrase(text: str, max_words: int = MAX_NAME_WORDS, min_words: int = 1) -> str | None:
+    """The noun phrase `text` starts with: leading determiners dropped, stopped at the first
+    verb, preposition or conjunction. None when that is empty, too long or not well formed."""
+    ws = words(text.split(",")[0].split(";")[0])
+    while ws and _bare(ws[0]) in _LEADING:
+        ws = ws[1:]
+    phrase: list[str] = []
+    for w in ws:
+        if _bare(w) in _STOP:
+            break
+        phrase.append(w)
+    if len(phrase) < min_words or len(phrase) > max_words or _bare(phrase[-1]) in VAGUE:
+        return None
+    name = " ".join(phrase).strip(".\u2019'")
+    return name if well_formed(name) else None
+
+
+def _phrase_end(ws: list[str], limit: int) -> int:
+    """Where a phrase longer than `limit` words may end: before the last preposition or
+    conjunction within the limit, so it ends on a complete phrase ("raise X to $45/day")."""
+    ends = [i for i in range(2, min(limit, len(ws) - 1) + 1) if _bare(ws[i]) in _STOP]
+    return ends[-1] if ends else 0
+
+
+def action_phrase(text: str, max_words: int = 8, *, needs_object: bool = True) -> str | None:
+    """A decision's action or a stated preference as a name: the phrase up to the clause end;
+    a longer one ends before its last preposition within `max_words`, never mid-phrase."""
+    ws = words(text)
+    if not needs_object:
+        while ws and _bare(ws[0]) in _LEADING:
+            ws = ws[1:]
+    if not ws or _bare(ws[0]) in FUNCTION_WORDS:
+        return None
+    for i, w in enumerate(ws):
+        if _bare(w) in NAME_VERBS:
+            ws = ws[:i]
+            break
+    if len(ws) > max_words:
+        ws = ws[: _phrase_end(ws, max_words)]
+    while ws and _bare(ws[-1]) in FUNCTION_WORDS:
+        ws = ws[:-1]
+    if needs_object and any(_bare(w) in VAGUE | _PRONOUNS for w in ws[1:3]):
+        return None  # "keep it running": what "it" is, the sentence does not say
+    if len(ws) < 2 or len(ws) > max_words:
+        return None
+    name = " ".join(ws).rstrip(".!")
+    name = name[0].upper() + name[1:]
+    return name if well_formed(name) else None

@@ -1,0 +1,77 @@
+"""Turns -> sentences, each knowing who said it and where, so detectors can ask "did the user
+say this?" and "what came right before?" without re-reading the conversation."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from entity_memory.extraction.base import Message
+
+#: A sentence ends at . ! ? followed by a space (people type lowercase sentences too); a decimal
+#: point ("3.1") is never followed by a space, and common abbreviations do not end one.
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
+_ABBREVIATION = re.compile(r"(?:\b(?:e\.g|i\.e|vs|etc|approx|incl|mr|mrs|ms|dr|st|no)\.)$", re.I)
+_ROLE_LABEL = re.compile(r"^\s*(?:user|assistant|human|ai)\s*:\s*", re.I)
+_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
+MAX_EXCERPT = 200
+
+
+@dataclass(frozen=True)
+class Sentence:
+    text: str
+    role: str
+    #: Index of the turn in the conversation, and of the sentence within the turn.
+    turn: int
+    position: int
+
+    @property
+    def excerpt(self) -> str:
+        """The sentence trimmed for provenance: whole words, at most ~200 characters."""
+        if len(self.text) <= MAX_EXCERPT:
+            return self.text
+        return self.text[:MAX_EXCERPT].rsplit(" ", 1)[0] + "…"
+
+
+def _lines(content: str) -> list[str]:
+    out = []
+    for line in content.splitlines():
+        line = _BULLET.sub("", _ROLE_LABEL.sub("", line)).strip()
+        # Table rows and code carry no sentence a person would quote as a fact.
+        if line and not line.startswith(("|", "```", "#")):
+            out.append(line)
+    return out
+
+
+def _sentences(line: str) -> list[str]:
+    out: list[str] = []
+    for piece in _SENTENCE_END.split(line):
+        piece = piece.strip()
+        if out and _ABBREVIATION.search(out[-1]):
+            out[-1] = f"{out[-1]} {piece}"
+        elif piece:
+            out.append(piece)
+    return out
+
+
+def split_turns(messages: list[Message]) -> list[Sentence]:
+    """Every sentence of every user and assistant turn, in order."""
+    sentences: list[Sentence] = []
+    for turn, message in enumerate(messages):
+        if message.role not in ("user", "assistant"):
+            continue
+        position = 0
+        for line in _lines(message.content):
+            for text in _sentences(line):
+                if len(text) >= 3:
+                    sentences.append(Sentence(text, message.role, turn, position))
+                    position += 1
+    return sentences
+
+
+def turn_roles(messages: list[Message]) -> list[str]:
+    return [m.role for m in messages]
+
+
+def turn_text(messages: list[Message], turn: int) -> str:
+    return messages[turn].content if 0 <= turn < len(messages) else ""
