@@ -19,7 +19,9 @@ _FUNCTION = frozenset(
     """a an the this that these those my our your their its to for and or but nor of with
     without from by at in on into over under about as than then so if when while because is
     are was were be been being am do does did has have had will would can could should may
-    might must it they we i you he she them us me which who what not no very just""".split()
+    might must it they we i you he she them us me which who what not no very just around
+    through across along behind beyond near toward towards within during after before between
+    against among above below upon where""".split()
 )
 _COPULAS = frozenset("is are was were be been am has have had does did isn't aren't".split())
 _NUM = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?")

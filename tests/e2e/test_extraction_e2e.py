@@ -1,10 +1,11 @@
 """Extraction end to end: dev scenarios replayed through the real host with the rules extractor,
 and the LLM path (retries, pending sessions, the cron retry) against a local replay server.
 
-Each scenario's sessions are extracted in order at their own dates, then the stored entities,
-the ledger and the probes' context are scored with the evaluation set's rules (bench/replay.py,
-bench/eval_scoring.py). The thresholds are what the offline rules extractor achieves on the dev
-set (see the closing figures in bench/replay.py's output); they guard against regressions.
+Each scenario's sessions are extracted in order at their own dates, then the stored entities
+and the ledger are checked for behaviours that must hold whatever the extractor's recall: every
+stored entity validates, no name is malformed, no metric stores a stated target as its value,
+upsert does not duplicate, and every response says which extractor ran. Recall and precision are
+reported by `python -m bench.bench_extraction`, not asserted here.
 """
 
 from __future__ import annotations
@@ -16,8 +17,10 @@ from typing import Any
 import httpx
 import pytest
 from bench import eval_scoring as score
-from bench.replay import evaluate, load_scenarios, replay
+from bench.quality import malformed_name, stated_targets
+from bench.replay import load_scenarios, replay
 
+from entity_memory.domain.models import parse_entity
 from tests.unit.llm_replay_server import ReplayServer, completion, error
 
 from .hostproc import Host, start_host
@@ -34,39 +37,38 @@ def runs(host: Host) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("scenario", [sc["scenario"] for sc in SCENARIOS])
-def test_replayed_scenario_has_no_duplicates_and_finds_probes(
+def test_stored_entities_are_well_formed_and_not_duplicated(
     runs: dict[str, Any], scenario: str
 ) -> None:
     run = runs[scenario]
-    figures = evaluate(run)
-    # Upsert never duplicates what resolution recognises: at most one real-world entity per
-    # scenario is stored under two names (a pain point the user called two different things).
+    assert run.stored, "explicit statements in the scenario are stored"
+    text = "\n".join(m["content"] for s in run.scenario["sessions"] for m in s["messages"])
+    targets = stated_targets(text)
+    for entity in run.stored:
+        parse_entity(entity)
+        assert malformed_name(entity["name"]) is None, entity["name"]
+        if entity["type"] == "metric":
+            assert entity["metadata"].get("value") not in targets, entity
+    # Upsert never stores one real-world entity under two names it can recognise.
     counts = score.duplicates(run.stored, run.scenario["expect_final"])["counts"]
-    assert max(counts) <= 2 and sum(c > 1 for c in counts) <= 1, counts
-    assert figures["duplicates_mean"] <= 1.0, figures
-    assert figures["hit10"] >= MIN_HIT10, figures
-    assert figures["hit20"] >= figures["hit10"]
-    assert figures["recall"]["high"] >= MIN_HIGH_RECALL, figures
+    assert max(counts) <= 1, counts
     # Every extraction said which extractor ran; offline that is the rules.
     assert {r["extractor"] for r in run.responses} == {"rules"}
 
 
-def test_changed_entities_carry_current_facts_and_history(runs: dict[str, Any]) -> None:
-    current = tracked = total = 0
-    for run in runs.values():
-        changed = score.changed_current(run.stored, run.scenario["expect_final"])
-        history = {(h["type"], h["id"]) for h in run.history if h["version"] > 1}
-        for row in changed["rows"]:
-            total += 1
-            current += row["current"]
-            tracked += any((e["type"], e["id"]) in history for e in row["ents"])
-    assert total > 0
-    assert current / total >= MIN_CHANGED_CURRENT
-    assert tracked / total >= MIN_CHANGED_CURRENT
+def test_a_changed_campaign_keeps_its_history(runs: dict[str, Any]) -> None:
+    """A campaign restated with a new budget or strategy is one entity with versions."""
+    versions = [
+        h["version"] for run in runs.values() for h in run.history if h["type"] == "campaign"
+    ]
+    assert versions and max(versions) > 1
 
 
 def test_resending_a_processed_session_writes_nothing(host: Host) -> None:
-    session = SCENARIOS[0]["sessions"][0]
+    session = {
+        "session_id": "s-resend",
+        "messages": [{"role": "user", "content": "Campaign Harbor budget is $35/day."}],
+    }
     with httpx.Client(base_url=host.base_url, timeout=120) as c:
         url = f"/v1/users/e2e-resend/sessions/{session['session_id']}/extract"
         first = c.post(url, json={"messages": session["messages"]})
@@ -88,21 +90,6 @@ def test_empty_and_oversized_conversations(host: Host) -> None:
         big = [{"role": "user", "content": "x" * 90_000}] * 12
         r = c.post("/v1/users/e2e-x/sessions/s1/extract", json={"messages": big})
         assert (r.status_code, r.json()["error"]["code"]) == (413, "too_large")
-
-
-# Measured with the rules extractor on the dev set (overall hit@10 0.66, high-importance recall
-# 0.79, changed-current 0.68); per scenario the weakest is travel-agency-seasonal (0.42, 0.54).
-MIN_HIT10 = 0.4
-MIN_HIGH_RECALL = 0.5
-MIN_CHANGED_CURRENT = 0.6
-
-
-def test_overall_figures_hold(runs: dict[str, Any]) -> None:
-    rows = [evaluate(run) for run in runs.values()]
-    mean = {k: sum(r[k] for r in rows) / len(rows) for k in ("hit10", "hit20", "exactly_one")}
-    assert mean["hit10"] >= 0.6 and mean["hit20"] >= 0.7, mean
-    assert mean["exactly_one"] >= 0.6, mean
-    assert sum(r["context_contains"] for r in rows) / len(rows) >= 0.9
 
 
 # --- the LLM path through the real Worker code (Pyodide, the Workers fetch), against a local

@@ -301,3 +301,11 @@ def test_extraction_is_deterministic() -> None:
     second = asyncio.run(extractor.extract(msgs, [], 0))
     assert first.extractor == "rules"
     assert first.candidates == second.candidates and first.candidates
+
+
+def test_a_verb_starting_the_sentence_is_not_part_of_the_name() -> None:
+    launched = run(assistant("Launched Harbor Tours - Search at $30/day."))
+    raised = run(assistant("Raised Harbor Tours - Search to $45/day."))
+    first, second = single(launched, "campaign"), single(raised, "campaign")
+    assert first["name"] == second["name"]
+    assert (first["metadata"]["budget"], second["metadata"]["budget"]) == (30, 45)

@@ -12,6 +12,7 @@ from entity_memory.domain.vocab import CHANNEL_TERMS
 from entity_memory.extraction.base import KnownEntity
 from entity_memory.extraction.rules.names import well_formed
 from entity_memory.extraction.rules.patterns import (
+    ACTION_VERBS,
     CAMPAIGN_PREFIXED,
     CAMPAIGN_QUOTED,
     CAMPAIGN_SUFFIXED,
@@ -47,8 +48,17 @@ class Mention:
     platform: bool = False
 
 
-def _clean(name: str) -> str | None:
+def _verb_like(word: str) -> bool:
+    w = word.lower()
+    return w in ACTION_VERBS or w.endswith(("ed", "ing")) or w.removesuffix("s") in ACTION_VERBS
+
+
+def _clean(name: str, sentence_start: bool = False) -> str | None:
+    """The name without KPI words after it or function words before it; at the start of a
+    sentence, where every word is capitalised, without a leading verb ("Launched X - Y")."""
     ws = name.replace("\u2019", "'").strip(" .'\"").split()
+    if sentence_start and len(ws) > 1 and _verb_like(ws[0]):
+        ws = ws[1:]
     while ws and ws[-1].lower().removesuffix("'s") in _TRAILING:
         ws = ws[:-1]
     while ws and ws[0].lower() in FUNCTION_WORDS:
@@ -91,7 +101,7 @@ class MentionFinder:
             if name and len(name.split()) > 1:
                 found.append(Mention(self.canonical(name), m.start(), m.end()))
         for m in CAMPAIGN_SUFFIXED.finditer(text):
-            name = _clean(m.group("name"))
+            name = _clean(m.group("name"), m.start() == 0)
             if name and self._distinctive(name, m.start("name"), text):
                 found.append(Mention(self.canonical(name), m.start(), m.end()))
         for m in CAMPAIGN_QUOTED.finditer(text):
@@ -99,16 +109,16 @@ class MentionFinder:
             if name:
                 found.append(Mention(self.canonical(name), m.start(), m.end()))
         for m in _PROPER_BEFORE.finditer(text):
-            name = _clean(m.group("name"))
+            name = _clean(m.group("name"), m.start() == 0)
             if name and self._distinctive(name, m.start("name"), text):
                 found.append(Mention(self.canonical(name), m.start(), m.end("name")))
         label = _LABELLED.match(text)
         if label and _FACT_AFTER_LABEL.search(label.group("rest")[:60]):
-            name = _clean(label.group("name"))
+            name = _clean(label.group("name"), True)
             if name and (len(name.split()) > 1 or "-" in name):
                 found.append(Mention(self.canonical(name), 0, label.end("name")))
         for m in _DASHED.finditer(text):
-            name = _clean(m.group("name"))
+            name = _clean(m.group("name"), m.start() == 0)
             if name:
                 found.append(Mention(self.canonical(name), m.start(), m.end()))
         for m in PLATFORM_RE.finditer(text):

@@ -22,7 +22,9 @@ FUNCTION_WORDS = frozenset(
     can could should may might must shall it they we i you he she them us me which who whom
     what where how why not no very just also too more most less some any all each every per
     via vs i'm i've i'd i'll we're we've we'd we'll it's that's there's they're you're don't
-    doesn't didn't can't won't""".split()
+    doesn't didn't can't won't around through across along behind beyond near toward towards
+    within during after before between against among above below upon like where there
+    actually really only even maybe probably basically""".split()
 )
 #: Copulas and auxiliaries: a name containing one is a clause ("Campaign is", "budget was").
 NAME_VERBS = frozenset(
