@@ -309,3 +309,9 @@ def test_a_verb_starting_the_sentence_is_not_part_of_the_name() -> None:
     first, second = single(launched, "campaign"), single(raised, "campaign")
     assert first["name"] == second["name"]
     assert (first["metadata"]["budget"], second["metadata"]["budget"]) == (30, 45)
+
+
+def test_the_source_sentence_is_kept_through_validation() -> None:
+    cands = run(user("Campaign Gavel budget is $90/day."))
+    accepted, _ = validate_candidates(cands)
+    assert accepted[0].source and "$90" in accepted[0].source

@@ -138,6 +138,9 @@ def to_candidates(
                 "name": stored or fact.name,
                 "content": summary(fact),
                 "importance": importance(entity_type, fact),
+                # `source` becomes the stored provenance (the pipeline adds session, date and
+                # extractor); the metadata copy also says who said each sentence.
+                "source": fact.sources[0].excerpt,
                 "metadata": {**meta(fact), "provenance": provenance(fact.sources)},
             }
             if stored and normalize_name(stored) != normalize_name(fact.name):

@@ -181,6 +181,5 @@ def metadata(r: Reading) -> dict[str, object]:
     if r.campaign:
         meta["campaign"] = r.campaign
     if r.target is not None:
-        # TODO(issue 9): MetricMetadata has no `target` yet; validate.py drops it until it does.
         meta["target"] = r.target
     return meta
