@@ -315,3 +315,11 @@ def test_the_source_sentence_is_kept_through_validation() -> None:
     cands = run(user("Campaign Gavel budget is $90/day."))
     accepted, _ = validate_candidates(cands)
     assert accepted[0].source and "$90" in accepted[0].source
+
+
+def test_an_ok_that_moves_on_to_something_else_accepts_nothing() -> None:
+    cands = run(
+        assistant("I'd pause Campaign Pedal over the holidays."),
+        user("ok. what about the new shop photos?"),
+    )
+    assert of(cands, "decision") == []

@@ -94,7 +94,7 @@ def accepted(sentences: list[Sentence], finder: MentionFinder) -> list[Decision]
         said, reply = by_turn[this], by_turn[nxt]
         if said[0].role != "assistant" or reply[0].role != "user":
             continue
-        if not ACCEPTANCE.match(reply[0].text):
+        if not ACCEPTANCE.match(" ".join(s.text for s in reply)):
             continue
         campaigns = {m.name for s in said for m in finder.find(s.text) if not m.platform}
         about = campaigns.pop() if len(campaigns) == 1 else None

@@ -26,6 +26,7 @@ from entity_memory.extraction.rules.sentences import Sentence, split_turns
 #: A sentence that points back at the campaign its turn was already about.
 _BACK_REFERENCE = re.compile(r"\b(?:its|it's|it is|their)\b", re.I)
 MAX_PROVENANCE = 3
+TYPES = ("campaign", "metric", "decision", "preference", "pain_point")
 
 
 def provenance(sources: Iterable[Sentence]) -> list[dict[str, str]]:
@@ -65,7 +66,7 @@ def _merge_latest(into: Any, new: Any) -> None:
 
 def detect_all(messages: list[Message], finder: MentionFinder) -> dict[str, dict[str, Any]]:
     """Every fact of the conversation, per type, keyed by normalised name."""
-    found: dict[str, dict[str, Any]] = {t: {} for t in campaigns_types()}
+    found: dict[str, dict[str, Any]] = {t: {} for t in TYPES}
     sentences = split_turns(messages)
     context: tuple[int, str] | None = None
     for s in sentences:
@@ -87,10 +88,6 @@ def detect_all(messages: list[Message], finder: MentionFinder) -> dict[str, dict
     for d in decisions.accepted(sentences, finder):
         _merge_into(found["decision"], normalize_name(d.name), d, _merge_latest)
     return found
-
-
-def campaigns_types() -> tuple[str, ...]:
-    return ("campaign", "metric", "decision", "preference", "pain_point")
 
 
 _BUILDERS: dict[str, tuple[Any, Any]] = {

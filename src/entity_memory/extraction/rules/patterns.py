@@ -199,7 +199,7 @@ COMPLAINT_OBJECTS = (
         re.I,
     ),
 )
-SEVERE = re.compile(r"\b(?:really|very|so|extremely|biggest|huge|big|killing|!)|!", re.I)
+SEVERE = re.compile(r"\b(?:really|very|so|extremely|biggest|huge|big|killing)\b|!", re.I)
 #: Preference topics, first match wins.
 PREFERENCE_CATEGORIES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("risk", re.compile(r"\b(?:budget|spend|approv\w*|asking|ask|risk|cap|limit|without)\b", re.I)),

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from entity_memory.extraction.rules.campaigns import clauses
 from entity_memory.extraction.rules.names import action_phrase
 from entity_memory.extraction.rules.patterns import (
+    ACTION_VERBS,
     NOT_A_STATEMENT,
     PREFERENCE_CATEGORIES,
     PREFERENCE_CUE,
@@ -44,7 +45,10 @@ def detect(sentence: Sentence) -> Preference | None:
     stated = text[m.start() :]
     end = next((e for s, e in clauses(stated) if e - s > len(m.group(0)) + 2), len(stated))
     stated = stated[:end].strip().rstrip(".!")
-    name = action_phrase(_PREFER.sub("", stated), max_words=8, needs_object=False)
+    preferred = _PREFER.sub("", stated)
+    if preferred != stated and preferred.split(" ", 1)[0].lower() in ACTION_VERBS:
+        return None  # "I'd rather move that money to X" is a wish about one change, not a habit
+    name = action_phrase(preferred, max_words=8, needs_object=False)
     if name is None:
         return None
     category = next((c for c, p in PREFERENCE_CATEGORIES if p.search(stated)), "communication")

@@ -67,11 +67,3 @@ def split_turns(messages: list[Message]) -> list[Sentence]:
                     sentences.append(Sentence(text, message.role, turn, position))
                     position += 1
     return sentences
-
-
-def turn_roles(messages: list[Message]) -> list[str]:
-    return [m.role for m in messages]
-
-
-def turn_text(messages: list[Message], turn: int) -> str:
-    return messages[turn].content if 0 <= turn < len(messages) else ""
