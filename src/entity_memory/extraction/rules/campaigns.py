@@ -26,7 +26,7 @@ from entity_memory.extraction.rules.patterns import (
     STRATEGY_TARGET_CUE,
     TRANSFER_BEFORE,
 )
-from entity_memory.extraction.rules.sentences import Sentence
+from entity_memory.extraction.rules.sentences import Sentence, add_sources
 
 _SPEND_BEFORE = re.compile(
     r"\b(?:spen[dt]\w*|cost|costs|paid|paying|revenue|sales)\b[^$]{0,15}$", re.I
@@ -155,7 +155,7 @@ def merge(into: CampaignFacts, new: CampaignFacts) -> None:
     for attr in ("budget", "budget_text", "strategy", "status"):
         if getattr(new, attr) is not None:
             setattr(into, attr, getattr(new, attr))
-    into.sources += [s for s in new.sources if s not in into.sources]
+    into.sources = add_sources(into.sources, new.sources)
 
 
 def summary(facts: CampaignFacts) -> str:

@@ -21,7 +21,7 @@ from entity_memory.extraction.rules import (
     preferences,
 )
 from entity_memory.extraction.rules.mentions import MentionFinder
-from entity_memory.extraction.rules.sentences import Sentence, split_turns
+from entity_memory.extraction.rules.sentences import Sentence, add_sources, split_turns
 
 #: A sentence that points back at the campaign its turn was already about.
 _BACK_REFERENCE = re.compile(r"\b(?:its|it's|it is|their)\b", re.I)
@@ -46,7 +46,7 @@ def _merge_into(table: dict[str, Any], key: str, item: Any, merge: Any) -> None:
 
 
 def _merge_sources(into: Any, new: Any) -> None:
-    into.sources += [s for s in new.sources if s not in into.sources]
+    into.sources = add_sources(into.sources, new.sources)
 
 
 def _merge_pain(into: pain_points.PainPoint, new: pain_points.PainPoint) -> None:
@@ -59,7 +59,7 @@ def _merge_pain(into: pain_points.PainPoint, new: pain_points.PainPoint) -> None
 
 def _merge_latest(into: Any, new: Any) -> None:
     """A restated preference or decision: the newer wording is the current one."""
-    sources = [*into.sources, *(s for s in new.sources if s not in into.sources)]
+    sources = add_sources(into.sources, new.sources)
     into.__dict__.update(new.__dict__)
     into.sources = sources
 

@@ -71,31 +71,65 @@ def _clean(name: str, sentence_start: bool = False) -> str | None:
     return name if well_formed(name) else None
 
 
-def _known_patterns(known: list[KnownEntity]) -> list[tuple[re.Pattern[str], str]]:
-    out = []
+_WORD_SPAN = re.compile(r"\w+")
+#: Longest stored name, in words, looked up as a phrase of the sentence.
+MAX_KNOWN_WORDS = 8
+
+
+def _known_names(known: list[KnownEntity]) -> dict[str, str]:
+    """Normalised name or alias -> stored name, for the user's campaigns."""
+    out: dict[str, str] = {}
     for entity in known:
         if entity.type != "campaign":
             continue
         for alias in (entity.name, *entity.aliases):
-            if len(normalize_name(alias)) >= 3:
-                out.append((re.compile(rf"(?<!\w){re.escape(alias)}(?!\w)", re.I), entity.name))
-    return sorted(out, key=lambda p: -len(p[0].pattern))
+            key = normalize_name(alias)
+            if len(key) >= 3 and len(key.split()) <= MAX_KNOWN_WORDS:
+                out.setdefault(key, entity.name)
+    return out
+
+
+def _known_mentions(text: str, names: dict[str, str]) -> list[Mention]:
+    """Stored names in the sentence, by looking its word n-grams up (linear in the sentence,
+    whatever the number of stored names)."""
+    if not names:
+        return []
+    spans = [(m.start(), m.end(), normalize_name(m.group(0))) for m in _WORD_SPAN.finditer(text)]
+    found: list[Mention] = []
+    i = 0
+    while i < len(spans):
+        for n in range(min(MAX_KNOWN_WORDS, len(spans) - i), 0, -1):
+            key = " ".join(w for _, _, w in spans[i : i + n])
+            if key in names:
+                found.append(Mention(names[key], spans[i][0], spans[i + n - 1][1]))
+                i += n
+                break
+        else:
+            i += 1
+    return found
 
 
 class MentionFinder:
     """Finds campaign mentions; built once per extraction from the known entities."""
 
     def __init__(self, known: list[KnownEntity]) -> None:
-        self._known = _known_patterns(known)
+        self._known = _known_names(known)
+        self._last: tuple[str | None, list[Mention]] = (None, [])
         self._by_norm = {normalize_name(e.name): e.name for e in known if e.type == "campaign"}
 
     def canonical(self, name: str) -> str:
         return self._by_norm.get(normalize_name(name), name)
 
     def find(self, text: str) -> list[Mention]:
+        """The mentions of one sentence (every detector asks about the same sentence, so the
+        answer is kept for the sentence last asked about)."""
+        if text != self._last[0]:
+            self._last = (text, self._find(text))
+        return self._last[1]
+
+    def _find(self, text: str) -> list[Mention]:
         found: list[Mention] = []
-        for pattern, name in self._known:
-            found += [Mention(name, m.start(), m.end()) for m in pattern.finditer(text)]
+        found += _known_mentions(text, self._known)
         for m in CAMPAIGN_PREFIXED.finditer(text):
             name = _clean(m.group(0))
             if name and len(name.split()) > 1:

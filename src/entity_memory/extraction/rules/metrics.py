@@ -25,7 +25,7 @@ from entity_memory.extraction.rules.patterns import (
     TARGET_BEFORE,
     VALUE,
 )
-from entity_memory.extraction.rules.sentences import Sentence
+from entity_memory.extraction.rules.sentences import Sentence, add_sources
 
 _TARGET_LINK = re.compile(r"^\s*(?:target|goal)\s*(?:is|was|of|at|:|=)?\s*$", re.I)
 #: Right before a target amount: the preposition that ties it to the goal word.
@@ -164,7 +164,7 @@ def merge(into: Reading, new: Reading) -> None:
     for attr in ("value", "value_text", "unit", "target", "target_text"):
         if getattr(new, attr) is not None:
             setattr(into, attr, getattr(new, attr))
-    into.sources += [s for s in new.sources if s not in into.sources]
+    into.sources = add_sources(into.sources, new.sources)
 
 
 def summary(r: Reading) -> str:

@@ -15,6 +15,9 @@ _ABBREVIATION = re.compile(r"(?:\b(?:e\.g|i\.e|vs|etc|approx|incl|mr|mrs|ms|dr|s
 _ROLE_LABEL = re.compile(r"^\s*(?:user|assistant|human|ai)\s*:\s*", re.I)
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 MAX_EXCERPT = 200
+#: Longer "sentences" are pasted data (logs, tables without pipes), not statements; skipping
+#: them also bounds the work per sentence.
+MAX_SENTENCE = 1000
 
 
 @dataclass(frozen=True)
@@ -63,7 +66,18 @@ def split_turns(messages: list[Message]) -> list[Sentence]:
         position = 0
         for line in _lines(message.content):
             for text in _sentences(line):
-                if len(text) >= 3:
+                if 3 <= len(text) <= MAX_SENTENCE:
                     sentences.append(Sentence(text, message.role, turn, position))
                     position += 1
     return sentences
+
+
+#: Sources a fact keeps: the first statement and the latest ones (enough for provenance,
+#: and a fact restated a thousand times costs no more).
+MAX_SOURCES = 3
+
+
+def add_sources(kept: list[Sentence], new: list[Sentence]) -> list[Sentence]:
+    """`kept` then the `new` sentences it lacks, bounded to the first and the latest."""
+    out = kept + [s for s in new if s not in kept]
+    return out if len(out) <= MAX_SOURCES else [out[0], *out[-(MAX_SOURCES - 1) :]]
