@@ -323,3 +323,20 @@ def test_an_ok_that_moves_on_to_something_else_accepts_nothing() -> None:
         user("ok. what about the new shop photos?"),
     )
     assert of(cands, "decision") == []
+
+
+def test_a_kpi_on_a_named_campaign_and_its_goal() -> None:
+    metric = single(
+        run(assistant("Conversion rate on Fresh Loaves - Search is 3.5%, your goal was 5%.")),
+        "metric",
+    )
+    assert metric["metadata"]["campaign"] == "Fresh Loaves - Search"
+    assert (metric["metadata"]["value"], metric["metadata"]["target"]) == (3.5, 5)
+
+
+def test_two_campaigns_each_keep_their_own_figure() -> None:
+    cands = run(
+        assistant("The Spin Class campaign has a CPA of $14 and the Yoga Mats campaign is at $9.")
+    )
+    values = {c["metadata"]["campaign"]: c["metadata"]["value"] for c in of(cands, "metric")}
+    assert values.get("Spin Class") == 14 and values.get("Yoga Mats", 9) == 9

@@ -32,7 +32,9 @@ _SPEND_BEFORE = re.compile(
     r"\b(?:spen[dt]\w*|cost|costs|paid|paying|revenue|sales)\b[^$]{0,15}$", re.I
 )
 _ADJACENT = re.compile(
-    r"^(?:'s)?\s*(?:daily\s+)?(?:budget\s*)?(?:is|at|to|goes to|now|on|:|=|-|\s)*$", re.I
+    r"^(?:'s)?\s*(?:campaign\s*)?(?:(?:has|had|with|is|at)\s+)?(?:(?:a|an|the)\s+)?"
+    r"(?:daily\s+)?(?:budget\s*)?(?:is|at|to|goes to|now|on|of|:|=|-|\s)*$",
+    re.I,
 )
 _BID_WORDS = re.compile(r"\b(?:bid\w*|strategy|strategies)\b", re.I)
 

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from entity_memory.extraction.rules.campaigns import owner
-from entity_memory.extraction.rules.mentions import MentionFinder
+from entity_memory.extraction.rules.mentions import Mention, MentionFinder
 from entity_memory.extraction.rules.patterns import (
     COMPARATOR_BEFORE,
     KPI_LINK,
@@ -29,7 +29,9 @@ from entity_memory.extraction.rules.sentences import Sentence, add_sources
 
 _TARGET_LINK = re.compile(r"^\s*(?:target|goal)\s*(?:is|was|of|at|:|=)?\s*$", re.I)
 #: Right before a target amount: the preposition that ties it to the goal word.
-_TARGET_PREP = re.compile(r"\b(?:under|below|above|over|at|to|of|around|target|goal|is)\s*$", re.I)
+_TARGET_PREP = re.compile(
+    r"\b(?:under|below|above|over|at|to|of|around|target|goal|is|was|be)\s*[:=]?\s*$", re.I
+)
 #: "$140 per lead", "$1.75 a click": a cost per unit, stated value first.
 _UNIT_COST = re.compile(
     r"[$€£]\s?\d[\d,.]*\s+(?P<per>(?:per|a|an|each)\s+(?P<unit>[a-z]{3,}))\b", re.I
@@ -74,6 +76,16 @@ def _is_target(text: str, m: re.Match[str]) -> bool:
     if TARGET_AFTER.match(after):
         return True
     return bool(TARGET_BEFORE.search(before[-30:]) and _TARGET_PREP.search(before))
+
+
+def _without_mentions(text: str, start: int, end: int, mentions: list[Mention]) -> str:
+    """The words between a KPI and its value, with a campaign named there (and the "on"/"for"
+    before it) left out: "conversion rate on Campaign X is 6%" links like "... rate is 6%"."""
+    gap = text[start:end]
+    for m in mentions:
+        if start <= m.start and m.end <= end:
+            gap = gap.replace(text[m.start : m.end], " ")
+    return re.sub(r"^\s*(?:on|for|in|of)\s+(?:the\s+)?(?:campaign\s+)?", " ", gap, flags=re.I)
 
 
 def _explicit(m: re.Match[str]) -> bool:
@@ -129,6 +141,7 @@ def detect(sentence: Sentence, finder: MentionFinder, context: str | None) -> li
         before = re.search(rf"{VALUE.pattern}\s*$", text[:start])
         candidates = _values_after(text, end, stop)
         first = candidates[0] if candidates else None
+        gap = _without_mentions(text, end, first.start(), mentions) if first else ""
         if (
             len(candidates) > 1
             and _FROM.search(text[end : first.start()])  # type: ignore[union-attr]
@@ -136,10 +149,10 @@ def detect(sentence: Sentence, finder: MentionFinder, context: str | None) -> li
         ):
             first = candidates[1]  # "went from $5.20 to $6.80": the value is where it went
             candidates = candidates[1:]
-        if first and _TARGET_LINK.match(text[end : first.start()]):
+        if first and _TARGET_LINK.match(gap):
             reading.target, reading.target_text = _number(first), first.group(0).strip()
             candidates = candidates[1:]
-        elif first and KPI_LINK.match(text[end : first.start()]) and not _is_target(text, first):
+        elif first and KPI_LINK.match(gap) and not _is_target(text, first):
             if not COMPARATOR_BEFORE.search(text[: first.start()]):
                 reading.value, reading.value_text, reading.unit = (
                     _number(first),

@@ -17,8 +17,8 @@ from entity_memory.extraction.rules.patterns import (
 
 _WORD = re.compile(r"[\w$%'\u2019.&+/-]+")
 _LEADING = frozenset(
-    """a an the this that these those my our your their its his her some any all yeah yes ok
-    okay so well honestly also still""".split()
+    """a an the this that these those my our your their its his her some any all most many
+    yeah yes ok okay so well honestly also still""".split()
 )
 #: Words at which a noun phrase stops (a verb, a preposition, a conjunction).
 _STOP = FUNCTION_WORDS | CLAUSE_VERBS | COMMON_VERBS

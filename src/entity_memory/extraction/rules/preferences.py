@@ -21,7 +21,9 @@ from entity_memory.extraction.rules.sentences import Sentence
 #: ..."), not as a description ("it never loads").
 _STANDING = re.compile(r"(?:^|[,;:]\s*|\b(?:I|we|please|you)\s+)(?:always|never)\b", re.I)
 #: Cue words that are not part of what is preferred.
-_PREFER = re.compile(r"^(?:I(?:'d| would)? prefer|I(?:'d| would) rather|from now on,?)\s+", re.I)
+_PREFER = re.compile(
+    r"^(?:I(?:'d| would)? prefer|I(?:'d| would) rather|I always want|from now on,?)\s+", re.I
+)
 
 
 @dataclass
