@@ -17,6 +17,7 @@ import {
   statSync,
   writeFileSync,
 } from "node:fs";
+import { timingSafeEqual } from "node:crypto";
 import { createServer } from "node:http";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -264,11 +265,25 @@ async function handleFetch(app, req, res) {
   await writeResponse(res, response);
 }
 
+// With API_TOKEN set, firing the cron is an admin action like any other: only the admin token.
+function scheduledAllowed(apiToken, authorization) {
+  if (!apiToken) return true;
+  const given = Buffer.from(String(authorization ?? ""));
+  const expected = Buffer.from(`Bearer ${apiToken}`);
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
 // Like `wrangler dev --test-scheduled`: GET /__scheduled?cron=*+*+*+*+* runs the cron handler.
 async function handleScheduled(app, req, res) {
   if (!app.dispatch.has_handler(app.entrypoint, "scheduled")) {
     sendJson(res, 404, {
       error: { code: "no_scheduled_handler", message: "the Worker defines no scheduled()" },
+    });
+    return;
+  }
+  if (!scheduledAllowed(app.env.API_TOKEN, req.headers.authorization)) {
+    sendJson(res, 401, {
+      error: { code: "unauthorized", message: "/__scheduled needs the admin bearer token" },
     });
     return;
   }

@@ -203,12 +203,29 @@ async def test_unknown_route_is_json_404(client: httpx.AsyncClient) -> None:
     assert_error(await client.get("/nope"), 404, "not_found")
 
 
-async def test_internal_errors_hide_the_stack(memkv: InMemoryKV, clock: Clock) -> None:
-    await memkv.put("entity:u1:campaign:broken", json.dumps({"type": "campaign"}))
+async def test_internal_errors_hide_the_stack(
+    memkv: InMemoryKV, clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from entity_memory.storage.store import EntityStore
+
+    async def broken(*args: Any) -> None:
+        raise RuntimeError("validation secrets in a traceback")
+
+    monkeypatch.setattr(EntityStore, "get", broken)
     async with make_client(memkv, clock) as c:
         resp = await c.get("/v1/users/u1/entities/campaign/broken")
     err = assert_error(resp, 500, "internal")
-    assert "Traceback" not in resp.text and "validat" not in err["message"]
+    assert "Traceback" not in resp.text and "secrets" not in err["message"]
+
+
+async def test_a_corrupt_record_is_a_409_for_that_entity_only(
+    memkv: InMemoryKV, clock: Clock
+) -> None:
+    await memkv.put("entity:u1:campaign:broken", json.dumps({"type": "campaign"}))
+    async with make_client(memkv, clock) as c:
+        resp = await c.get("/v1/users/u1/entities/campaign/broken")
+    err = assert_error(resp, 409, "corrupt_record")
+    assert "validat" not in err["message"] or "Traceback" not in resp.text
 
 
 async def test_auth_when_token_is_set(memkv: InMemoryKV, clock: Clock) -> None:

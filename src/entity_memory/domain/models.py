@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
 from pydantic.alias_generators import to_camel
 
 from entity_memory.domain.keys import ENTITY_TYPES, validate_id
+from entity_memory.domain.safe_json import MAX_SAFE_INTEGER
 
 EntityType = Literal["campaign", "metric", "decision", "pain_point", "preference"]
 assert set(EntityType.__args__) == set(ENTITY_TYPES)  # type: ignore[attr-defined]
@@ -28,6 +29,9 @@ PROVENANCE_LIMIT = 10
 MAX_EXCERPT_LENGTH = 500
 
 Importance = Annotated[float, Field(ge=0.0, le=1.0)]
+#: Times, counters and versions: exact in JSON, JavaScript, KV metadata and D1 (<= 2^53), so
+#: nothing is stored that a later read cannot parse back.
+SafeCount = Annotated[int, Field(ge=0, le=MAX_SAFE_INTEGER)]
 ShortText = Annotated[str, Field(max_length=500)]
 Name = Annotated[str, Field(min_length=1, max_length=MAX_NAME_LENGTH)]
 
@@ -61,7 +65,7 @@ IsoDate = Annotated[str, Field(pattern=r"^\d{4}-\d{2}-\d{2}$", description="YYYY
 
 class MetricObservation(CamelModel):
     value: float
-    at: int = Field(ge=0, description="epoch milliseconds")
+    at: SafeCount = Field(description="epoch milliseconds")
     session_id: str | None = None
     #: When the value was measured, where the conversation said (else `at` is the best date).
     observed_on: IsoDate | None = Field(default=None, exclude_if=lambda v: v is None)
@@ -97,7 +101,7 @@ class DecisionMetadata(CamelModel):
 
 class PainPointMetadata(CamelModel):
     severity: Literal["low", "medium", "high"] = "medium"
-    frequency: int = Field(default=1, ge=1)
+    frequency: SafeCount = Field(default=1, ge=1)
     resolved: bool = False
     related_campaigns: Annotated[list[ShortText], Field(max_length=50)] = Field(
         default_factory=list
@@ -126,7 +130,7 @@ class Provenance(CamelModel):
 
     excerpt: Annotated[str, Field(max_length=MAX_EXCERPT_LENGTH)] = ""
     session_id: str | None = None
-    at: int | None = Field(default=None, ge=0, description="epoch milliseconds")
+    at: SafeCount | None = Field(default=None, description="epoch milliseconds")
     #: rules | workers-ai | openai, or "api" for a client's own write (an agent's `remember`).
     extractor: ShortText | None = None
 
@@ -212,10 +216,10 @@ class BaseEntity(CamelModel):
     name: Name
     content: str = ""
     importance: Importance
-    created_at: int
-    updated_at: int
+    created_at: SafeCount
+    updated_at: SafeCount
     session_id: str
-    version: int = Field(ge=1)
+    version: SafeCount = Field(ge=1)
     aliases: list[str] = Field(default_factory=list)
     #: The newest sources of this entity's facts (bounded), oldest first.
     provenance: list[Provenance] = Field(default_factory=list)
@@ -280,8 +284,8 @@ class IndexEntry(CamelModel):
     type: EntityType
     name: str
     importance: float
-    updated_at: int
-    version: int = 0
+    updated_at: SafeCount
+    version: SafeCount = 0
     #: The first few aliases, so extraction can resolve a mention without reading entities.
     aliases: list[str] = Field(default_factory=list)
     keywords: list[str] = Field(default_factory=list)

@@ -7,7 +7,6 @@ Each response carries `X-KV-Operations`, the KV calls it cost, because KV is bil
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
@@ -21,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from entity_memory import __version__
+from entity_memory.domain import safe_json
 from entity_memory.domain.context import assemble_entity_context
 from entity_memory.domain.keys import (
     ENTITY_TYPES,
@@ -36,6 +36,7 @@ from entity_memory.extraction.registry import ExtractorFactory, build_extractor
 from entity_memory.http.web import router as web_router
 from entity_memory.service.auth import TokenStore, authenticate
 from entity_memory.service.extract_session import (
+    MAX_MESSAGES,
     ExtractionRequestError,
     SessionExtraction,
     transcript_to_messages,
@@ -45,7 +46,7 @@ from entity_memory.storage.d1 import CountingD1
 from entity_memory.storage.guard import StorageUnavailable, guarded
 from entity_memory.storage.kv import CountingKV
 from entity_memory.storage.ledger import Ledger
-from entity_memory.storage.store import EntityStore
+from entity_memory.storage.store import CorruptRecord, EntityStore
 
 logger = logging.getLogger(__name__)
 
@@ -109,7 +110,9 @@ EXTRACTION_ERROR_STATUS = {
 
 
 class ExtractBody(StrictBody):
-    messages: list[Message] | None = Field(default=None, max_length=2000)
+    messages: list[Message] | None = Field(
+        default=None, description=f"at most {MAX_MESSAGES} (more is 413 too_large)"
+    )
     transcript: str | None = Field(default=None, description="plain text, `user:` lines")
     extractor: str | None = Field(default=None, description="rules | workers-ai | openai")
 
@@ -146,22 +149,37 @@ def _pydantic_details(exc: ValidationError | RequestValidationError) -> list[dic
     return details
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
 async def _read_json(request: Request) -> Any:
     body = await request.body()
     if len(body) > MAX_BODY_BYTES:
         raise ApiError(413, "too_large", f"request body over {MAX_BODY_BYTES} bytes")
     try:
-        return json.loads(body or b"null", parse_constant=_reject_constant)
+        return safe_json.loads(body or b"null")
+    except safe_json.JsonTooDeep as exc:
+        raise ApiError(400, "json_too_deep", str(exc)) from exc
     except ValueError as exc:
         raise ApiError(400, "invalid_json", f"request body is not JSON: {exc}") from exc
 
 
-class _BodyTooLarge(Exception):
-    pass
+async def _body_problem(request: Request) -> JSONResponse | None:
+    """Refuse a body before any route parses it: over the size cap (declared or, for chunked
+    bodies, as read) or nested deeper than the parser can survive."""
+    declared = request.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        return error_response(413, "too_large", f"request body over {MAX_BODY_BYTES} bytes")
+    if request.method not in ("POST", "PUT", "PATCH", "DELETE"):
+        return None
+    body = await request.body()  # Starlette caches it for the route
+    if len(body) > MAX_BODY_BYTES:
+        return error_response(413, "too_large", f"request body over {MAX_BODY_BYTES} bytes")
+    content_type = request.headers.get("content-type", "")
+    if content_type and "json" not in content_type:
+        return None  # a plain-text transcript is not parsed as JSON
+    try:
+        safe_json.check_depth(body)
+    except safe_json.JsonTooDeep as exc:
+        return error_response(400, "json_too_deep", str(exc))
+    return None
 
 
 CLOCK_HEADER = "x-entity-memory-now"
@@ -229,9 +247,9 @@ def create_app(
 
     @app.middleware("http")
     async def guard(request: Request, call_next: Callable[[Request], Awaitable[Any]]) -> Any:
-        declared = request.headers.get("content-length")
-        if declared and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-            return error_response(413, "too_large", f"request body over {MAX_BODY_BYTES} bytes")
+        problem = await _body_problem(request)
+        if problem is not None:
+            return problem
         path = request.url.path
         if path.startswith("/v1/") or path == "/v1":
             try:
@@ -297,6 +315,13 @@ def create_app(
             "storage_unavailable",
             "storage failed; retry the request",
             headers={"Retry-After": "1"},
+        )
+
+    @app.exception_handler(CorruptRecord)
+    async def _corrupt(_: Request, exc: CorruptRecord) -> JSONResponse:
+        logger.error("corrupt record: %s", exc)
+        return error_response(
+            409, "corrupt_record", "this stored entity does not validate; PUT or DELETE it"
         )
 
     @app.exception_handler(InvalidId)

@@ -149,6 +149,8 @@ class EntityStore:
         self.settings = settings or Settings()
         self.clock = clock
         self.ledger = ledger
+        #: Keys whose stored JSON did not validate and were left out of this store's reads.
+        self.skipped_records: list[str] = []
 
     # --- reads ---------------------------------------------------------------------------------
 
@@ -163,8 +165,18 @@ class EntityStore:
         found: dict[str, BaseEntity | None] = {}
         for chunk in _chunks(list(dict.fromkeys(keys)), MAX_BULK_GET_KEYS):
             for key, data in (await self.kv.get_json_many(chunk)).items():
-                found[key] = None if data is None else self._parse(key, data)
+                found[key] = None if data is None else self._parse_or_skip(key, data)
         return found
+
+    def _parse_or_skip(self, key: str, data: Any) -> BaseEntity | None:
+        """A record that no longer validates is skipped and reported, so one bad record (an
+        old write, a manual edit) never takes the whole user down; a re-PUT replaces it."""
+        try:
+            return self._parse(key, data)
+        except CorruptRecord as exc:
+            logger.error("skipping %s", exc)
+            self.skipped_records.append(key)
+            return None
 
     async def read_index(self, user_id: str) -> EntityIndex:
         data = await self.kv.get_json(index_key(user_id))
@@ -314,11 +326,12 @@ class EntityStore:
         if existed:
             await self.kv.delete(key)
             if self.ledger is not None:
-                entity = self._parse(key, data)
+                entity = self._parse_or_skip(key, data)
+                version = entity.version if entity is not None else 0
                 await self.ledger.write(
                     [
                         self.ledger.removal_statement(
-                            user_id, entity_type, entity_id, entity.version, "deleted", self.clock()
+                            user_id, entity_type, entity_id, version, "deleted", self.clock()
                         )
                     ]
                 )

@@ -23,6 +23,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from entity_memory.domain import safe_json
 from entity_memory.extraction.base import ExtractionError
 from entity_memory.extraction.llm.catalog import openai_spec
 from entity_memory.extraction.llm.chat import (
@@ -165,7 +166,7 @@ class OpenAICompatExtractor(ChatExtractor):
         if not 200 <= status < 300:
             raise ExtractionError(f"openai_compat: HTTP {status}: {_snippet(text)}")
         try:
-            body = json.loads(text)
+            body = safe_json.loads(text)
             choice = body["choices"][0]
             message = choice["message"]
         except (ValueError, KeyError, IndexError, TypeError):

@@ -9,11 +9,11 @@ and `validate.py` applies the pydantic models to the rest before anything is sto
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from typing import Any
 
+from entity_memory.domain import safe_json
 from entity_memory.domain.keys import ENTITY_TYPES
 from entity_memory.extraction.base import Usage
 
@@ -86,7 +86,7 @@ def _decode_first(text: str) -> Any:
             pos = start + 1  # a stray bracket in prose
             continue
         try:
-            value = json.loads(text[start:end])
+            value = safe_json.loads(text[start:end])
         except ValueError:
             pos = end  # bracketed, but not JSON: skip all of it
             continue
@@ -128,7 +128,7 @@ def parse_output(raw: Any) -> list[Any]:
         return _to_items(raw)
     text = raw.strip()
     try:  # the common case: exactly one JSON value
-        value = json.loads(text)
+        value = safe_json.loads(text)
     except ValueError:
         pass
     else:

@@ -1,0 +1,152 @@
+"""Inputs that must not hurt: nesting that would exhaust the parser's stack, integers storage
+cannot hold, and a stored record that no longer validates."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from entity_memory.domain.keys import entity_key
+from entity_memory.domain.safe_json import (
+    MAX_JSON_DEPTH,
+    MAX_SAFE_INTEGER,
+    JsonTooDeep,
+    check_depth,
+    loads,
+)
+from entity_memory.extraction.llm.parsing import OutputError, parse_output
+from entity_memory.storage.kv import InMemoryKV
+
+from .conftest import Clock
+from .test_api import CAMPAIGN, assert_error, make_client, put
+
+PAIN = {
+    "type": "pain_point",
+    "name": "Slow approvals",
+    "content": "Ad approvals take days",
+    "importance": 0.7,
+    "metadata": {"severity": "high", "frequency": 1},
+}
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        "[" * 6000,
+        "[" * 6000 + "]" * 6000,
+        '{"a":' * 5000 + "1" + "}" * 5000,
+        "[" * (MAX_JSON_DEPTH + 1) + "]" * (MAX_JSON_DEPTH + 1),
+    ],
+)
+def test_too_deep_is_refused_before_parsing(doc: str) -> None:
+    with pytest.raises(JsonTooDeep):
+        check_depth(doc)
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        "[" * MAX_JSON_DEPTH + "]" * MAX_JSON_DEPTH,
+        json.dumps({"text": "[" * 10_000}),  # brackets inside strings do not nest
+        json.dumps([{"a": [1, 2, {"b": 'x"]]'}]}] * 5_000),
+    ],
+)
+def test_legitimate_documents_pass(doc: str) -> None:
+    assert loads(doc) == json.loads(doc)
+
+
+def test_a_deeply_nested_llm_reply_is_an_output_error_not_a_crash() -> None:
+    with pytest.raises(OutputError):
+        parse_output('{"entities": ' + "[" * 6000 + "]" * 6000 + "}")
+
+
+@pytest.mark.parametrize(
+    ("path", "method"),
+    [
+        ("/v1/users/ann/entities", "PUT"),
+        ("/v1/users/ann/context", "POST"),
+        ("/v1/users/ann/sessions/s1/extract", "POST"),
+    ],
+)
+async def test_deep_bodies_get_a_400_on_every_json_route(
+    memkv: InMemoryKV, clock: Clock, path: str, method: str
+) -> None:
+    async with make_client(memkv, clock) as client:
+        body = "[" * 6000 + "]" * 6000
+        resp = await client.request(
+            method, path, content=body, headers={"content-type": "application/json"}
+        )
+        assert_error(resp, 400, "json_too_deep")
+        assert (await client.get("/healthz")).status_code == 200
+
+
+async def test_chunked_bodies_over_the_cap_are_refused(memkv: InMemoryKV, clock: Clock) -> None:
+    from entity_memory.http.app import MAX_BODY_BYTES
+
+    async def chunks():
+        for _ in range(MAX_BODY_BYTES // 65536 + 2):
+            yield b" " * 65536
+
+    async with make_client(memkv, clock) as client:
+        resp = await client.post(
+            "/v1/users/ann/context", content=chunks(), headers={"content-type": "application/json"}
+        )
+        assert_error(resp, 413, "too_large")
+
+
+@pytest.mark.parametrize(
+    ("entity", "field"),
+    [
+        ({**PAIN, "metadata": {**PAIN["metadata"], "frequency": 2**64}}, "frequency"),
+        (
+            {
+                "type": "metric",
+                "name": "Alpha CPA",
+                "content": "CPA",
+                "importance": 0.5,
+                "metadata": {
+                    "kpi": "cpa",
+                    "value": 30,
+                    "history": [{"value": 30, "at": MAX_SAFE_INTEGER + 1, "sessionId": "s"}],
+                },
+            },
+            "at",
+        ),
+    ],
+)
+async def test_integers_storage_cannot_hold_are_422(
+    memkv: InMemoryKV, clock: Clock, entity: dict, field: str
+) -> None:
+    async with make_client(memkv, clock) as client:
+        resp = await put(client, "ann", entity)
+        error = assert_error(resp, 422, "invalid_entity")
+        assert any(field in map(str, d["loc"]) for d in error["details"])
+        assert (await client.get("/v1/users/ann/entities")).json()["count"] == 0
+
+
+async def test_a_poisoned_record_does_not_take_the_user_down(
+    memkv: InMemoryKV, clock: Clock
+) -> None:
+    async with make_client(memkv, clock) as client:
+        assert (await put(client, "ann", CAMPAIGN, PAIN)).status_code == 200
+        key = entity_key("ann", "pain_point", "slow-approvals")
+        poisoned = await memkv.get_json(key)
+        poisoned["metadata"]["frequency"] = 2**64
+        await memkv.put(key, json.dumps(poisoned))
+
+        context = await client.post("/v1/users/ann/context", json={"task": "approvals alpha"})
+        assert context.status_code == 200
+        assert "Campaign Alpha" in context.json()["context"]
+        assert_error(
+            await client.get("/v1/users/ann/entities/pain_point/slow-approvals"),
+            409,
+            "corrupt_record",
+        )
+        # A re-PUT repairs it; so does a DELETE.
+        assert (await put(client, "ann", PAIN)).status_code == 200
+        fixed = await client.get("/v1/users/ann/entities/pain_point/slow-approvals")
+        assert fixed.status_code == 200
+        await memkv.put(key, json.dumps(poisoned))
+        deleted = await client.delete("/v1/users/ann/entities/pain_point/slow-approvals")
+        assert deleted.status_code == 200
