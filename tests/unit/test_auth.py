@@ -189,3 +189,21 @@ async def test_rate_limit_per_token_answers_429_with_retry_after(
     assert r.json()["error"]["code"] == "rate_limited" and r.headers["retry-after"] == "60"
     # Another token has its own budget.
     assert (await api.get("/v1/users/bob/entities", headers=auth(bob))).status_code == 200
+
+
+async def test_forget_deletes_the_users_tokens_and_labels(
+    api: httpx.AsyncClient, db: CountingD1
+) -> None:
+    ann, bob = await mint(api, "ann"), await mint(api, "bob")
+    put = {"session_id": "s1", "entities": [CAMPAIGN]}
+    assert (
+        await api.put("/v1/users/ann/entities", json=put, headers=auth(ann["token"]))
+    ).is_success
+    forgot = await api.delete("/v1/users/ann", headers=auth(ann["token"]))
+    assert forgot.status_code == 200 and forgot.json()["complete"] is True
+    assert forgot.json()["tokensDeleted"] == 1
+    rows = await db.inner.all("SELECT user_id, label FROM api_tokens")
+    assert [r["user_id"] for r in rows] == ["bob"]
+    again = await api.get("/v1/users/ann/entities", headers=auth(ann["token"]))
+    assert again.status_code == 401
+    assert (await api.get("/v1/users/bob/entities", headers=auth(bob["token"]))).is_success

@@ -583,10 +583,14 @@ def create_app(
 
     @app.delete("/v1/users/{user_id}", tags=["ledger"])
     async def forget_user(user_id: str, request: Request) -> dict[str, Any]:
-        """Erase everything of the user in KV and D1. Repeat while `complete` is false."""
+        """Erase everything of the user in KV and D1, API tokens included (last, so a user's
+        own token can repeat the call). Repeat while `complete` is false."""
         _check_path(user_id)
-        require_ledger(request)
-        return await store_for(request).forget_user(user_id)
+        db = require_ledger(request).db
+        result = await store_for(request).forget_user(user_id)
+        if result["complete"]:
+            result["tokensDeleted"] = await TokenStore(db).forget_user(user_id)
+        return result
 
     @app.post("/v1/users/{user_id}/reindex", tags=["maintenance"])
     async def reindex(user_id: str, request: Request) -> dict[str, Any]:
