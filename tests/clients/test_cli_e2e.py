@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -209,3 +211,93 @@ def test_extract_many_files_with_progress(env: dict[str, str], user: str, tmp_pa
 
     done = run_cli("extract", "--user", user, "--session", "x", *files, env=env)
     assert done.returncode == 2  # one --session for many files is a usage error
+
+
+def test_context_positional_explain_search_and_add(env: dict[str, str], user: str) -> None:
+    _seed(user)
+    u = ["--user", user]
+    done = run_cli("context", *u, "Campaign", "Alpha", "budget", "--explain", env=env)
+    assert done.returncode == 0, done.stderr
+    assert "<entity_memory>" in done.stdout and "ranking" in done.stdout
+    assert "relevance" in done.stdout  # the signals, in text output too
+
+    added = run_cli(
+        "add",
+        *u,
+        "decision",
+        "Raise Alpha budget",
+        "--content",
+        "Alpha budget to $200",
+        "--metadata",
+        '{"action": "raise budget", "rationale": "CPA under target"}',
+        "--source",
+        "let's raise Alpha to $200",
+        env=env,
+    )
+    assert added.returncode == 0, added.stderr
+    assert "decision/" in added.stdout
+    found = run_cli("search", *u, "raise", "alpha", "budget", env=env)
+    assert found.returncode == 0 and "Raise Alpha budget" in found.stdout
+    bad = run_cli("add", *u, "decision", "X", "--metadata", "{not json", env=env)
+    assert bad.returncode == 2 and "--metadata" in bad.stderr
+
+
+def test_a_closed_pipe_is_not_an_error(env: dict[str, str], user: str) -> None:
+    _seed(user)
+    cmd = [sys.executable, "-m", "entity_memory_client.cli", "context", "--user", user, "alpha"]
+    reader = subprocess.Popen(["head", "-c", "1"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    writer = subprocess.run(
+        cmd,
+        stdout=reader.stdin,
+        stderr=subprocess.PIPE,
+        env={**env, "PYTHONPATH": env["PYTHONPATH"]},
+        timeout=60,
+        text=True,
+    )
+    assert reader.stdin is not None
+    reader.stdin.close()
+    reader.wait(timeout=30)
+    assert "Traceback" not in writer.stderr and "BrokenPipe" not in writer.stderr
+
+
+def test_stdin_without_session_gets_a_stable_session(env: dict[str, str], user: str) -> None:
+    text = "user: Campaign Zulu budget is $80/day.\nassistant: Noted.\n"
+    first = _json(run_cli("extract", "--user", user, "-", "--json", input=text, env=env))
+    again = _json(run_cli("extract", "--user", user, "-", "--json", input=text, env=env))
+    assert first["session"] == again["session"] and first["session"].startswith("stdin-")
+    assert again["processed"] is False
+    other = _json(
+        run_cli("extract", "--user", user, "-", "--json", input=text + "user: hi\n", env=env)
+    )
+    assert other["session"] != first["session"]
+
+
+def test_init_and_doctor(env: dict[str, str], user: str, em_home: Path, tmp_path: Path) -> None:
+    bare = {k: v for k, v in env.items() if k not in ("ENTITY_MEMORY_URL", "ENTITY_MEMORY_TOKEN")}
+    done = run_cli(
+        "init",
+        "--url",
+        env["ENTITY_MEMORY_URL"],
+        "--token",
+        env["ENTITY_MEMORY_TOKEN"],
+        "--user",
+        user,
+        env=bare,
+    )
+    assert done.returncode == 0, done.stderr
+    config = em_home / "config.json"
+    assert json.loads(config.read_text())["user"] == user
+    assert config.stat().st_mode & 0o077 == 0
+
+    healthy = run_cli("doctor", "--dir", str(tmp_path), env=bare)
+    assert healthy.returncode == 0, healthy.stdout
+    assert "token is accepted" in healthy.stdout and "no Claude Code hooks" in healthy.stdout
+
+    wrong = run_cli("doctor", "--token", "emu_wrong", env=bare)
+    assert wrong.returncode == 1 and "token is missing, wrong or revoked" in wrong.stdout
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{s.getsockname()[1]}"
+    down = run_cli("doctor", "--url", dead, env=bare)
+    assert down.returncode == 1 and "does not answer" in down.stdout

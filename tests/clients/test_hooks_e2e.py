@@ -133,11 +133,13 @@ def test_session_start_prints_the_context(
     cached = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
     assert "Numbers first" in cached and ", as of " in cached
 
-    # A user with nothing remembered: no output at all, still exit 0.
+    # A user with nothing remembered: no memory block, only the hint that `remember` exists.
     done, _ = run_hook(
         "session-start", payload("session-start", transcript, tmp_path), env, "--user", user + "x"
     )
-    assert done.returncode == 0 and done.stdout == ""
+    assert done.returncode == 0
+    alone = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "<entity_memory>" not in alone and "remember" in alone
 
 
 def test_session_end_uploads_only_user_and_assistant_text(
@@ -165,6 +167,13 @@ def test_session_end_uploads_only_user_and_assistant_text(
     done, elapsed = run_hook("stop", payload("stop", transcript, tmp_path), env)
     assert done.returncode == 0 and elapsed < BUDGET_S
     assert _log(env).count("uploading") == uploads
+
+    # The session grows, but Stop uploads at most once per interval (10 minutes by default).
+    with transcript.open("a") as fh:
+        fh.write("\n")
+    done, elapsed = run_hook("stop", payload("stop", transcript, tmp_path), env)
+    assert done.returncode == 0 and _log(env).count("uploading") == uploads
+    env = {**env, "ENTITY_MEMORY_STOP_INTERVAL_MIN": "0"}
 
     # The session grows: Stop uploads it; the service processes only the new messages.
     with transcript.open("a") as fh:
@@ -238,7 +247,11 @@ def test_every_hook_exits_0_within_a_second(
         done, elapsed = run_hook(event, payload(event, transcript, tmp_path), env)
         assert done.returncode == 0, (event, done.stderr)
         assert elapsed < BUDGET_S, (event, elapsed)
-        assert done.stdout == "", event  # no context, and nothing half-written
+        if event == "session-start":  # no memory, but the agent and user are told why
+            notice = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+            assert "<entity_memory>" not in notice and "did not answer" in notice
+        else:
+            assert done.stdout == "", event  # nothing half-written
     log = _log(env)
     assert "session-start" in log  # the failure is logged
     assert "uploading" in log

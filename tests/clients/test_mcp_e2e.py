@@ -86,7 +86,29 @@ async def test_remember_then_recall_over_stdio(env: dict[str, str], user: str) -
             )
         )
         assert gone["deleted"]["id"] == pain["id"]
-        missing = json.loads(
-            _text(await session.call_tool("history", {"type": "campaign", "id": "no-such"}))
+        # API errors are tool errors, with the API's code (and details when it gives them)
+        missing = await session.call_tool("history", {"type": "campaign", "id": "no-such"})
+        assert missing.is_error
+        text = _text(missing)
+        assert json.loads(text[text.index("{") :])["error"]["code"] == "not_found"
+        invalid = await session.call_tool(
+            "remember", {"entities": [{"type": "metric", "name": "x", "importance": 7}]}
         )
-        assert missing["error"]["code"] == "not_found"
+        assert invalid.is_error
+        text = _text(invalid)
+        error = json.loads(text[text.index("{") :])["error"]
+        assert error["status"] == 422 and error["details"]
+
+        # one session per server process unless given: three calls, one session
+        sessions = set()
+        for value in (41, 39, 37):
+            fact = {
+                "type": "metric",
+                "name": "Kappa CPA",
+                "content": f"CPA {value}",
+                "importance": 0.6,
+                "metadata": {"kpi": "cpa", "value": value},
+            }
+            done = await session.call_tool("remember", {"entities": [fact]})
+            sessions.add(json.loads(_text(done))["session_id"])
+        assert len(sessions) == 1

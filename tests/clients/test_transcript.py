@@ -65,11 +65,15 @@ def test_json_messages_and_plain_text() -> None:
     assert transcript.parse("   \n").empty
 
 
-def test_fit_respects_the_service_limits() -> None:
+def test_fit_respects_the_service_limits_and_keeps_the_newest_part() -> None:
     many = [{"role": "user", "content": f"message {i}"} for i in range(2500)]
     conv = transcript.parse(json.dumps(many))
     assert conv.messages is not None and len(conv.messages) == transcript.MAX_MESSAGES
-    assert conv.messages[0]["content"] == "message 0" and conv.truncated == 500
+    assert conv.messages[-1]["content"] == "message 2499" and conv.truncated == 500
+    assert conv.messages[0]["content"] == "message 500"
+    long_text = "user: old words\n" + "user: filler\n" * 100_000 + "user: the newest words\n"
+    plain = transcript.parse(long_text)
+    assert plain.transcript is not None and plain.transcript.rstrip().endswith("newest words")
     huge = [{"role": "user", "content": "x" * 150_000}] * 10
     conv = transcript.parse(json.dumps(huge))
     assert conv.messages is not None

@@ -12,6 +12,7 @@ The user id comes from `--user`, else `ENTITY_MEMORY_USER`, else the config file
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -54,10 +55,19 @@ def _print_json(data: Any, out: TextIO = sys.stdout) -> None:
 
 def session_id_for(path: str, conv: transcript_mod.Conversation) -> str:
     """A file's session id: the transcript's own (Claude Code), else the file name's stem."""
-    fallback = Path(path).stem if path != "-" else f"stdin-{int(time.time())}"
+    if path == "-":  # the same conversation piped twice is the same session
+        fallback = "stdin-" + hashlib.sha256(_conversation_text(conv).encode()).hexdigest()[:16]
+    else:
+        fallback = Path(path).stem
     candidate = conv.session_id or fallback
     candidate = _SESSION_SAFE.sub("-", candidate).strip("-.") or "session"
     return candidate[:128]
+
+
+def _conversation_text(conv: transcript_mod.Conversation) -> str:
+    if conv.messages is not None:
+        return json.dumps(conv.messages, ensure_ascii=False, sort_keys=True)
+    return conv.transcript or ""
 
 
 def read_input(path: str) -> str:
@@ -90,30 +100,101 @@ class Progress:
 # --- commands ----------------------------------------------------------------------------------
 
 
+def _task(args: argparse.Namespace) -> str:
+    task = args.task or " ".join(args.words or [])
+    if not task.strip():
+        raise UsageError('say what the session is about: entity-memory context "TASK"')
+    return task
+
+
+def _score_lines(scores: list[dict[str, Any]]) -> list[str]:
+    lines = []
+    for s in scores:
+        signals = ", ".join(
+            f"{k} {v:.2f}" for k, v in s.items() if isinstance(v, int | float) and k != "score"
+        )
+        score = s.get("score", 0.0)
+        lines.append(f"{score:5.2f}  {s.get('type', ''):10} {s.get('name', '')}  ({signals})")
+    return lines
+
+
 def cmd_context(args: argparse.Namespace) -> int:
     with _client(args) as mem:
         result = mem.context(
-            args.task, limit=args.limit, max_tokens=args.max_tokens, explain=args.explain
+            _task(args), limit=args.limit, max_tokens=args.max_tokens, explain=args.explain
         )
     if args.json:
         _print_json(result)
-    else:
-        print(result["context"])
+        return 0
+    print(result["context"])
+    if args.explain:
+        print("\nranking (score: signals):")
+        print("\n".join(_score_lines(result.get("scores") or [])))
+    return 0
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    """The entities the context ranking puts first for a query, with their signals."""
+    with _client(args) as mem:
+        result = mem.context(_task(args), limit=args.limit, explain=True)
+    if args.json:
+        _print_json({"results": result.get("scores") or [], "entities": result["entities"]})
+        return 0
+    lines = _score_lines(result.get("scores") or [])
+    print("\n".join(lines) if lines else "nothing remembered matches")
+    return 0
+
+
+def cmd_add(args: argparse.Namespace) -> int:
+    """Remember one typed entity as stated (the agent's or the user's own words)."""
+    try:
+        metadata = json.loads(args.metadata) if args.metadata else {}
+    except ValueError as exc:
+        raise UsageError(f"--metadata is not JSON: {exc}") from exc
+    entity: dict[str, Any] = {
+        "type": args.type,
+        "name": args.name,
+        "content": args.content or args.name,
+        "importance": args.importance,
+        "metadata": metadata,
+    }
+    if args.source:
+        entity["source"] = args.source
+    session = args.session or f"cli-{time.strftime('%Y%m%d')}"
+    with _client(args) as mem:
+        result = mem.upsert([entity], session)
+    if args.json:
+        _print_json(result)
+        return 0
+    for r in result.get("results", []):
+        print(f"{r.get('status', '')} {r.get('type')}/{r.get('id')} v{r.get('version')}")
     return 0
 
 
 def _extract_summary(path: str, session: str, result: dict[str, Any]) -> str:
+    if result.get("degraded") and not result.get("results"):
+        return f"{path}: session {session}: DEGRADED: {degraded_reason(result)}"
     if not result.get("processed", True):
         return f"{path}: session {session}: nothing new ({result.get('reason', 'unchanged')})"
     lines = [
         f"{path}: session {session}: {len(result.get('results', []))} entities "
         f"(extractor {result.get('extractor')}), {len(result.get('rejected', []))} rejected"
     ]
+    if result.get("degraded"):
+        lines.append(f"  DEGRADED: {degraded_reason(result)}")
     names = {(e.get("type"), e.get("id")): e.get("name") for e in result.get("entities", [])}
     for r in result.get("results", []):
         name = names.get((r.get("type"), r.get("id")), "")
         lines.append(f"  {r.get('status', ''):9} {r.get('type')}/{r.get('id')}  {name}")
     return "\n".join(lines)
+
+
+def degraded_reason(result: dict[str, Any]) -> str:
+    """Why an extraction fell short of the configured LLM (older servers: `fallbackReason`)."""
+    reason = result.get("degradedReason") or result.get("fallbackReason") or "unknown reason"
+    if result.get("pending"):
+        reason += "; the session is pending and will be retried"
+    return str(reason)
 
 
 def cmd_extract(args: argparse.Namespace) -> int:
@@ -123,6 +204,19 @@ def cmd_extract(args: argparse.Namespace) -> int:
             "--session names one session: give one file (or none, to use each "
             "transcript's own session id or file name)"
         )
+    if args.record_status and args.session:  # a hook's upload: one at a time per session
+        from . import hooks
+
+        try:
+            with hooks.upload_lock(args.session):
+                return _extract_files(args, files)
+        except TimeoutError as exc:
+            hooks.record_upload_status([{"error": {"code": "busy", "message": str(exc)}}])
+            return 1
+    return _extract_files(args, files)
+
+
+def _extract_files(args: argparse.Namespace, files: list[str]) -> int:
     with _client(args) as mem:
         progress = Progress(len(files)) if len(files) > 1 and not args.quiet else None
         outcomes: list[dict[str, Any]] = []
@@ -157,7 +251,7 @@ def cmd_extract(args: argparse.Namespace) -> int:
                     if conv.notes:
                         outcome["notes"] = conv.notes
                 except EntityMemoryError as exc:
-                    if len(files) == 1:
+                    if len(files) == 1 and not args.record_status:
                         raise
                     failed += 1
                     print(f"{path}: {exc}", file=sys.stderr)
@@ -174,6 +268,10 @@ def cmd_extract(args: argparse.Namespace) -> int:
                     print(f"{path}: skipped: {outcome['skipped']}")
                 elif "error" not in outcome:
                     print(_extract_summary(path, session, outcome))
+    if args.record_status:
+        from . import hooks
+
+        hooks.record_upload_status(outcomes)
     if args.json:
         _print_json(outcomes[0] if len(outcomes) == 1 else {"files": outcomes})
     elif progress and not args.quiet:
@@ -314,6 +412,21 @@ def cmd_forget(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_init(args: argparse.Namespace) -> int:
+    path = settings_mod.write_config(url=args.url, token=args.token, user=args.user)
+    print(
+        f"saved to {path} (url {args.url}, user {args.user or '-'}, token "
+        f"{'set' if args.token else 'none'})"
+    )
+    return 0
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from . import doctor
+
+    return doctor.run(args)
+
+
 def cmd_hook(args: argparse.Namespace) -> int:
     from . import hooks
 
@@ -333,7 +446,7 @@ def cmd_install(args: argparse.Namespace) -> int:
 def cmd_mcp(args: argparse.Namespace) -> int:
     from . import mcp_server
 
-    mcp_server.serve(url=args.url, token=args.token, user=args.user)
+    mcp_server.serve(url=args.url, token=args.token, user=args.user, verbose=args.verbose)
     return 0
 
 
@@ -353,17 +466,44 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("context", parents=[common], help="print the <entity_memory> block")
-    p.add_argument("--task", required=True, help="what the new session is about")
+    p.add_argument("words", nargs="*", metavar="TASK", help="what the new session is about")
+    p.add_argument("--task", help="the task, as an option")
     p.add_argument("--limit", type=int, default=20)
     p.add_argument("--max-tokens", type=int, default=4000)
-    p.add_argument("--explain", action="store_true", help="include ranking scores (with --json)")
+    p.add_argument("--explain", action="store_true", help="also show each entity's ranking")
     p.set_defaults(func=cmd_context)
+
+    p = sub.add_parser("search", parents=[common], help="the remembered entities for a query")
+    p.add_argument("words", nargs="+", metavar="QUERY")
+    p.add_argument("--limit", type=int, default=10)
+    p.set_defaults(func=cmd_search, task=None)
+
+    p = sub.add_parser("add", parents=[common], help="remember one entity as stated")
+    p.add_argument("type", choices=["campaign", "metric", "decision", "pain_point", "preference"])
+    p.add_argument("name")
+    p.add_argument("--content", help="a short summary (default: the name)")
+    p.add_argument("--metadata", help="type-specific fields as JSON, e.g. '{\"budget\": 150}'")
+    p.add_argument("--importance", type=float, default=0.7)
+    p.add_argument("--source", help="the words this fact comes from (kept as provenance)")
+    p.add_argument("--session", help="session id (default: cli-<today>)")
+    p.set_defaults(func=cmd_add)
+
+    p = sub.add_parser("init", help="save the service URL, token and user id for every command")
+    p.add_argument("--url", default=settings_mod.DEFAULT_URL)
+    p.add_argument("--token")
+    p.add_argument("--user")
+    p.set_defaults(func=cmd_init)
+
+    p = sub.add_parser("doctor", parents=[common], help="check the service, token and hooks")
+    p.add_argument("--dir", default=".", help="the project whose Claude Code hooks to check")
+    p.set_defaults(func=cmd_doctor)
 
     p = sub.add_parser("extract", parents=[common], help="extract entities from transcripts")
     p.add_argument("files", nargs="+", metavar="FILE", help="transcript file(s), or - for stdin")
     p.add_argument("--session", help="session id (default: the transcript's, or the file name)")
     p.add_argument("--extractor", choices=["rules", "workers-ai", "openai"])
     p.add_argument("--quiet", action="store_true", help="no output unless an error")
+    p.add_argument("--record-status", action="store_true", help=argparse.SUPPRESS)  # hooks
     p.set_defaults(func=cmd_extract)
 
     p = sub.add_parser("entities", parents=[common], help="list the user's entities")
@@ -413,13 +553,19 @@ def build_parser() -> argparse.ArgumentParser:
         dest="scope",
         action="store_const",
         const="project",
-        help="<project>/.claude/settings.json (default)",
+        help="<project>/.claude/settings.local.json, yours alone (default)",
     )
     scope.add_argument(
-        "--user", dest="scope", action="store_const", const="user", help="~/.claude/settings.json"
+        "--global",
+        dest="scope",
+        action="store_const",
+        const="global",
+        help="~/.claude/settings.json, every project",
     )
     p.add_argument("--dir", default=".", help="the project directory (with --project)")
-    p.add_argument("--memory-user", help="user id to write into the hook commands")
+    p.add_argument("--url", help="service URL the hooks use")
+    p.add_argument("--token", help="bearer token the hooks use")
+    p.add_argument("--user", dest="memory_user", help="user id the hooks remember for")
     p.add_argument(
         "--command",
         dest="base_command",
@@ -428,6 +574,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_install, scope="project")
 
     p = sub.add_parser("mcp", parents=[common], help="run the MCP server on stdio")
+    p.add_argument("--verbose", action="store_true", help="log every request to stderr")
     p.set_defaults(func=cmd_mcp)
     return parser
 
@@ -454,6 +601,11 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # The reader left (`... | head`): not an error. Point stdout at /dev/null so the
+        # interpreter's final flush does not fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

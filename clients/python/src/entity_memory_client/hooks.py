@@ -11,8 +11,13 @@ Claude Code runs a hook command with the event as JSON on stdin (`session_id`,
   cache in a detached process.
 * `session-end`, `pre-compact` and `stop` hand the transcript to a detached background process
   (`python -m entity_memory_client.cli extract ...`) and return at once; the service's
-  processed-session tracking makes re-sends cost nothing. `stop` fires after every response,
-  so it only starts an upload when the transcript grew since the last one it started.
+  processed-session tracking makes re-sends cost nothing. `stop` fires after every response
+  (each extraction may be an LLM call), so it uploads only when the transcript grew, at most
+  once per `ENTITY_MEMORY_STOP_INTERVAL_MIN` minutes (default 10) per session, and never while
+  another upload of the session runs; SessionEnd and PreCompact always upload (waiting for a
+  running upload of the session to finish first).
+* Failures are shown where the user looks: the next session-start context carries a one-line
+  notice when the service was unreachable or the last upload failed or was degraded.
 
 A hook never blocks or fails the session: whatever happens it exits 0, quickly; errors go to
 stderr and to the log file `ENTITY_MEMORY_HOOK_LOG` (default `~/.entity-memory/hooks.log`).
@@ -40,6 +45,17 @@ from . import settings as settings_mod
 DEFAULT_TIMEOUT_S = 0.5
 #: Set in the detached process that refreshes the cached context.
 REFRESH_ENV = "ENTITY_MEMORY_HOOK_REFRESH"
+#: Minutes between two Stop-hook uploads of one session.
+DEFAULT_STOP_INTERVAL_MIN = 10.0
+#: A lock older than this belongs to an upload that died; it is taken over.
+LOCK_STALE_S = 15 * 60
+#: How long SessionEnd's upload waits for a running upload of the same session.
+LOCK_WAIT_S = 5 * 60
+#: The one line that tells the agent it can write to the memory itself.
+REMEMBER_HINT = (
+    "You can save durable facts (decisions, preferences, metrics) for later sessions with "
+    "the entity-memory MCP tool `remember`."
+)
 _SAFE = re.compile(r"[^A-Za-z0-9._@+-]+")
 
 
@@ -88,12 +104,15 @@ def _cache_file(user: str, cwd: str) -> Path:
     return settings_mod.home() / "cache" / f"context-{key}.json"
 
 
-def _print_context(context: str, note: str = "") -> None:
+def _print_context(context: str, note: str = "", notices: list[str] | None = None) -> None:
+    lines = [f"Notice (entity-memory): {n}" for n in notices or []]
+    if context:
+        lines.append(f"Long-term memory of this user (entity-memory){note}:\n{context}")
+    lines.append(REMEMBER_HINT)
     output = {
         "hookSpecificOutput": {
             "hookEventName": "SessionStart",
-            "additionalContext": f"Long-term memory of this user (entity-memory){note}:\n"
-            + context,
+            "additionalContext": "\n".join(lines),
         }
     }
     sys.stdout.write(json.dumps(output) + "\n")
@@ -151,6 +170,7 @@ def session_start(payload: dict[str, Any], args: Any, started: float) -> None:
     worker = threading.Thread(target=fetch, daemon=True)
     worker.start()
     worker.join(max(0.05, timeout - (time.monotonic() - started)))
+    notices = upload_notices()
     if worker.is_alive() or "error" in box:
         why = box.get("error") or f"no answer within {timeout}s"
         log(f"session-start: {cfg.url}: {why}")
@@ -160,9 +180,12 @@ def session_start(payload: dict[str, Any], args: Any, started: float) -> None:
             cached = json.loads(cache.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             cached = None
+        notices.insert(0, f"the memory service at {cfg.url} did not answer ({why}).")
         if cached and cached.get("context"):
             at = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(cached.get("at", 0)))
-            _print_context(cached["context"], f", as of {at}")
+            _print_context(cached["context"], f", as of {at}", notices)
+        else:
+            _print_context("", notices=notices)
         if worker.is_alive():  # slow rather than down: fill the cache for next time
             _refresh_in_background(payload, args)
         return
@@ -174,8 +197,8 @@ def session_start(payload: dict[str, Any], args: Any, started: float) -> None:
         cache.write_text(json.dumps({"at": time.time(), "context": context}), encoding="utf-8")
     except OSError:
         pass
-    if context and not refreshing:
-        _print_context(context)  # nothing remembered yet: add nothing to the session
+    if not refreshing:
+        _print_context(context, notices=notices)
 
 
 def _child_settings(args: Any) -> dict[str, str]:
@@ -224,13 +247,19 @@ def upload_in_background(payload: dict[str, Any], args: Any, event: str) -> None
     if not path.is_file():
         log(f"{event}: transcript {path} does not exist")
         return
-    if event == "stop" and not _grew(str(session_id), path):
-        return  # nothing new since the last upload: the cheap path
-    if event != "stop":
-        _grew(str(session_id), path)  # remember it, so the next Stop does not repeat it
     session = _SAFE.sub("-", str(session_id)).strip("-.")[:128] or "session"
+    if event == "stop":
+        if _lock_file(session).exists() and not _stale(_lock_file(session)):
+            return  # an upload of this session is running
+        if _uploaded_within(session, stop_interval_s()):
+            return
+        if not _grew(str(session_id), path):
+            return  # nothing new since the last upload: the cheap path
+    else:
+        _grew(str(session_id), path)  # remember it, so the next Stop does not repeat it
+    _mark_upload(session)
     cmd = [sys.executable, "-m", "entity_memory_client.cli", "extract", "--quiet"]
-    cmd += ["--session", session, str(path)]
+    cmd += ["--record-status", "--session", session, str(path)]
     log_file = log_path()
     log_file.parent.mkdir(parents=True, exist_ok=True)
     with log_file.open("a", encoding="utf-8") as out:
@@ -249,6 +278,119 @@ def upload_in_background(payload: dict[str, Any], args: Any, event: str) -> None
             close_fds=True,
             cwd=str(settings_mod.home()) if settings_mod.home().is_dir() else None,
         )
+
+
+def stop_interval_s() -> float:
+    raw = os.environ.get("ENTITY_MEMORY_STOP_INTERVAL_MIN")
+    try:
+        minutes = float(raw) if raw else DEFAULT_STOP_INTERVAL_MIN
+    except ValueError:
+        minutes = DEFAULT_STOP_INTERVAL_MIN
+    return max(0.0, minutes) * 60
+
+
+def _upload_mark(session: str) -> Path:
+    return settings_mod.home() / "state" / f"{session[:100]}.uploaded"
+
+
+def _uploaded_within(session: str, seconds: float) -> bool:
+    try:
+        return time.time() - _upload_mark(session).stat().st_mtime < seconds
+    except OSError:
+        return False
+
+
+def _mark_upload(session: str) -> None:
+    mark = _upload_mark(session)
+    try:
+        mark.parent.mkdir(parents=True, exist_ok=True)
+        mark.touch()
+    except OSError:
+        pass
+
+
+def _lock_file(session: str) -> Path:
+    return settings_mod.home() / "state" / f"{session[:100]}.lock"
+
+
+def _stale(lock: Path) -> bool:
+    try:
+        return time.time() - lock.stat().st_mtime > LOCK_STALE_S
+    except OSError:
+        return True
+
+
+@contextlib.contextmanager
+def upload_lock(session: str, wait_s: float = LOCK_WAIT_S) -> Any:
+    """Hold the session's upload lock (a file created exclusively), waiting up to `wait_s` for
+    a running upload of the same session; a stale lock (a dead upload) is taken over."""
+    lock = _lock_file(_SAFE.sub("-", session))
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            os.close(os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+            break
+        except FileExistsError:
+            if _stale(lock):
+                with contextlib.suppress(OSError):
+                    lock.unlink()
+                continue
+            if time.monotonic() > deadline:
+                raise TimeoutError(
+                    f"another upload of session {session} is still running"
+                ) from None
+            time.sleep(0.5)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            lock.unlink()
+
+
+def _status_file() -> Path:
+    return settings_mod.home() / "state" / "last-upload.json"
+
+
+def record_upload_status(outcomes: list[dict[str, Any]]) -> None:
+    """What the last hook upload achieved, for the next session-start notice and `doctor`."""
+    errors = [o["error"] for o in outcomes if "error" in o]
+    degraded = [o for o in outcomes if o.get("degraded")]
+    status: dict[str, Any] = {"at": time.time(), "ok": not errors}
+    if errors:
+        status["error"] = f"{errors[0].get('code')}: {errors[0].get('message')}"
+    if degraded:
+        status["degraded"] = True
+        status["degradedReason"] = degraded[0].get("degradedReason") or degraded[0].get(
+            "fallbackReason"
+        )
+    try:
+        path = _status_file()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(status), encoding="utf-8")
+    except OSError:
+        pass
+
+
+def read_upload_status() -> dict[str, Any] | None:
+    try:
+        data = json.loads(_status_file().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def upload_notices() -> list[str]:
+    """One line about the last upload when it needs the user's attention."""
+    status = read_upload_status()
+    if not status:
+        return []
+    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(status.get("at", 0)))
+    if not status.get("ok", True):
+        return [f"the last upload to memory ({when}) failed: {status.get('error')}."]
+    if status.get("degraded"):
+        return [f"the last upload to memory ({when}) was degraded: {status.get('degradedReason')}."]
+    return []
 
 
 def run(event: str, args: Any, started: float | None = None) -> int:

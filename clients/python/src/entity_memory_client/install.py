@@ -1,7 +1,10 @@
-"""`entity-memory install claude-code [--project|--user]`: write the hooks into settings.json.
+"""`entity-memory install claude-code [--project|--global] [--url U] [--token T] [--user ID]`.
 
-The hooks are merged into `.claude/settings.json` (project, the default) or
-`~/.claude/settings.json` (`--user`; `$CLAUDE_CONFIG_DIR/settings.json` when that is set).
+The hooks are merged into `.claude/settings.local.json` (project, the default: Claude Code's
+per-user file, which git ignores, so an absolute path to this installation, a user id or a
+token never land in the shared `.claude/settings.json`) or `~/.claude/settings.json`
+(`--global`; `$CLAUDE_CONFIG_DIR/settings.json` when that is set). `--url`, `--token` and
+`--user` go into that file's `env`, which Claude Code passes to the hooks.
 Every other setting and every other hook is kept; our own entries (recognised by their
 `entity-memory hook` / `entity_memory_client` command) are replaced, so installing twice
 changes nothing. A settings file that is not valid JSON is left alone (exit 2).
@@ -45,10 +48,18 @@ def default_base_command() -> str:
 
 
 def settings_path(scope: str, project_dir: str | Path = ".") -> Path:
-    if scope == "user":
+    if scope == "global":
         base = os.environ.get("CLAUDE_CONFIG_DIR")
         return (Path(base) if base else Path.home() / ".claude") / "settings.json"
-    return Path(project_dir).resolve() / ".claude" / "settings.json"
+    return Path(project_dir).resolve() / ".claude" / "settings.local.json"
+
+
+#: Where the hooks read their settings from (see `entity_memory_client.settings`).
+ENV_NAMES = {
+    "url": "ENTITY_MEMORY_URL",
+    "token": "ENTITY_MEMORY_TOKEN",
+    "user": "ENTITY_MEMORY_USER",
+}
 
 
 def is_ours(hook: Any) -> bool:
@@ -56,12 +67,19 @@ def is_ours(hook: Any) -> bool:
     return isinstance(command, str) and any(m in command for m in MARKERS)
 
 
-def merge_hooks(settings: dict[str, Any], base_command: str, user: str | None) -> dict[str, Any]:
-    """`settings` with our hooks replacing any earlier copy of them, everything else kept."""
+def merge_hooks(
+    settings: dict[str, Any], base_command: str, env: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """`settings` with our hooks replacing any earlier copy of them and `env` merged into its
+    `env`, everything else kept."""
     hooks = settings.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise ValueError('"hooks" in the settings file is not an object')
-    suffix = f" --user {shlex.quote(user)}" if user else ""
+    if env:
+        current = settings.setdefault("env", {})
+        if not isinstance(current, dict):
+            raise ValueError('"env" in the settings file is not an object')
+        current.update(env)
     for event, (name, matcher, timeout) in HOOKS.items():
         groups = hooks.get(event) or []
         if not isinstance(groups, list):
@@ -78,7 +96,7 @@ def merge_hooks(settings: dict[str, Any], base_command: str, user: str | None) -
             "hooks": [
                 {
                     "type": "command",
-                    "command": f"{base_command} hook {name}{suffix}",
+                    "command": f"{base_command} hook {name}",
                     "timeout": timeout,
                 }
             ]
@@ -94,6 +112,8 @@ def install_claude_code(
     project_dir: str | Path = ".",
     base_command: str | None = None,
     user: str | None = None,
+    url: str | None = None,
+    token: str | None = None,
 ) -> Path:
     path = settings_path(scope, project_dir)
     if path.exists():
@@ -103,8 +123,11 @@ def install_claude_code(
             raise ValueError(f"{path} does not hold a JSON object")
     else:
         settings = {}
-    merged = merge_hooks(settings, base_command or default_base_command(), user)
+    given = {"url": url, "token": token, "user": user}
+    env = {ENV_NAMES[k]: v for k, v in given.items() if v}
+    merged = merge_hooks(settings, base_command or default_base_command(), env)
     path.parent.mkdir(parents=True, exist_ok=True)
+    # mkstemp's file is private (0600): right for a file that may hold a token.
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".settings.", suffix=".json")
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         json.dump(merged, fh, indent=2, ensure_ascii=False)
@@ -116,7 +139,12 @@ def install_claude_code(
 def run(args: Any) -> int:
     try:
         path = install_claude_code(
-            args.scope, args.dir, args.base_command, getattr(args, "memory_user", None)
+            args.scope,
+            args.dir,
+            args.base_command,
+            getattr(args, "memory_user", None),
+            getattr(args, "url", None),
+            getattr(args, "token", None),
         )
     except (ValueError, OSError) as exc:
         print(f"entity-memory: not installed: {exc}", file=sys.stderr)

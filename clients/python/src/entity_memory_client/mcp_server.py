@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import time
 import uuid
-from typing import Any
+from typing import Any, NoReturn
 
 from mcp.server.mcpserver import MCPServer  # mcp 2.x (FastMCP in 1.x)
+from mcp.server.mcpserver.exceptions import ToolError
 
 from . import settings as settings_mod
 from .client import AsyncEntityMemory, EntityMemoryError
@@ -26,8 +28,19 @@ INSTRUCTIONS = (
 )
 
 
-def _error(exc: EntityMemoryError) -> dict[str, Any]:
-    return {"error": {"code": exc.code, "message": exc.message, "status": exc.status}}
+def _fail(exc: EntityMemoryError) -> NoReturn:
+    """An `isError` tool result carrying the API's error code, status and details (e.g. which
+    field failed validation), so the model can correct its call."""
+    error = {"code": exc.code, "message": exc.message, "status": exc.status}
+    if exc.details is not None:
+        error["details"] = exc.details
+    raise ToolError(json.dumps({"error": error}, ensure_ascii=False)) from exc
+
+
+def process_session_id() -> str:
+    """One session per server process: the `remember` calls of one agent session land in one
+    ledger session (a re-sent fact is then recognised instead of recorded again)."""
+    return f"mcp-{time.strftime('%Y%m%d')}-{uuid.uuid4().hex[:12]}"
 
 
 def build_server(url: str | None = None, token: str | None = None, user: str | None = None) -> Any:
@@ -42,6 +55,7 @@ def build_server(url: str | None = None, token: str | None = None, user: str | N
         return AsyncEntityMemory(cfg.url, cfg.token, user=cfg.user)
 
     server = MCPServer("entity-memory", instructions=INSTRUCTIONS)
+    default_session = process_session_id()
 
     @server.tool()
     async def remember(
@@ -55,10 +69,12 @@ def build_server(url: str | None = None, token: str | None = None, user: str | N
         Give `messages` (a list of {"role": "user"|"assistant", "content": "..."}) or a plain
         `transcript` to have the service extract entities; or give `entities` (each with type
         campaign|metric|decision|pain_point|preference, name, content, importance 0..1,
-        metadata) to upsert them as they are. `session_id` names the conversation (re-sending
-        the same session changes nothing); one is generated when omitted.
+        metadata, and optionally `source`: the words the fact comes from, kept as its
+        provenance) to upsert them as they are. `session_id` names the conversation (re-sending
+        the same session changes nothing); by default every call of this server process uses
+        one session.
         """
-        session = session_id or f"mcp-{time.strftime('%Y%m%d')}-{uuid.uuid4().hex[:12]}"
+        session = session_id or default_session
         async with client() as mem:
             try:
                 if entities:
@@ -66,9 +82,11 @@ def build_server(url: str | None = None, token: str | None = None, user: str | N
                 elif messages or transcript:
                     result = await mem.extract(session, messages, transcript=transcript)
                 else:
-                    return {"error": {"code": "empty", "message": "nothing to remember"}}
+                    raise ToolError(
+                        json.dumps({"error": {"code": "empty", "message": "nothing to remember"}})
+                    )
             except EntityMemoryError as exc:
-                return _error(exc)
+                _fail(exc)
         return {
             "session_id": session,
             "stored": [
@@ -86,7 +104,7 @@ def build_server(url: str | None = None, token: str | None = None, user: str | N
             try:
                 result = await mem.context(task, limit=limit, max_tokens=max_tokens)
             except EntityMemoryError as exc:
-                return json.dumps(_error(exc))
+                _fail(exc)
         return result["context"]
 
     @server.tool()
@@ -97,7 +115,7 @@ def build_server(url: str | None = None, token: str | None = None, user: str | N
             try:
                 return await mem.list(type)
             except EntityMemoryError as exc:
-                return _error(exc)
+                _fail(exc)
 
     @server.tool()
     async def history(type: str, id: str, limit: int = 20) -> dict[str, Any]:
@@ -106,7 +124,7 @@ def build_server(url: str | None = None, token: str | None = None, user: str | N
             try:
                 return await mem.history(type, id, limit=limit)
             except EntityMemoryError as exc:
-                return _error(exc)
+                _fail(exc)
 
     @server.tool()
     async def forget_entity(type: str, id: str) -> dict[str, Any]:
@@ -115,7 +133,7 @@ def build_server(url: str | None = None, token: str | None = None, user: str | N
             try:
                 return await mem.delete(type, id)
             except EntityMemoryError as exc:
-                return _error(exc)
+                _fail(exc)
 
     async def _of_type(entity_type: str) -> str:
         async with client() as mem:
@@ -149,7 +167,19 @@ def build_server(url: str | None = None, token: str | None = None, user: str | N
     return server
 
 
-def serve(url: str | None = None, token: str | None = None, user: str | None = None) -> None:
+#: Loggers that would otherwise write a line per HTTP request to stderr.
+_CHATTY_LOGGERS = ("httpx", "httpcore", "mcp")
+
+
+def serve(
+    url: str | None = None,
+    token: str | None = None,
+    user: str | None = None,
+    verbose: bool = False,
+) -> None:
+    """Run on stdio; quiet unless `verbose` (stderr is the MCP client's log, not ours)."""
+    for name in _CHATTY_LOGGERS:
+        logging.getLogger(name).setLevel(logging.DEBUG if verbose else logging.WARNING)
     build_server(url, token, user).run("stdio")
 
 
@@ -158,8 +188,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--url")
     parser.add_argument("--token")
     parser.add_argument("--user")
+    parser.add_argument("--verbose", action="store_true", help="log every request to stderr")
     args = parser.parse_args(argv)
-    serve(args.url, args.token, args.user)
+    serve(args.url, args.token, args.user, verbose=args.verbose)
 
 
 if __name__ == "__main__":

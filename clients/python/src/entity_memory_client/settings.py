@@ -72,3 +72,21 @@ def resolve(url: str | None = None, token: str | None = None, user: str | None =
         token=pick(token, "ENTITY_MEMORY_TOKEN", "token"),
         user=pick(user, "ENTITY_MEMORY_USER", "user"),
     )
+
+
+def write_config(url: str | None, token: str | None, user: str | None) -> Path:
+    """Save the settings for every later command (readable by the owner only: it may hold a
+    token); keys already in the file and not given here are kept."""
+    path = config_path()
+    try:
+        data = read_config()
+    except ConfigError:
+        data = {}
+    data.update({k: v for k, v in {"url": url, "token": token, "user": user}.items() if v})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        json.dump(data, fh, indent=2)
+        fh.write("\n")
+    os.chmod(path, 0o600)
+    return path

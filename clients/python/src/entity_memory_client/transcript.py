@@ -113,24 +113,28 @@ def _plain_messages(items: list[Any]) -> list[dict[str, str]]:
 
 
 def fit(conv: Conversation) -> Conversation:
-    """Cut a conversation to the service's limits, keeping its beginning (so a growing session
-    keeps the same prefix, which the service uses to process only new messages)."""
+    """Cut a conversation to the service's limits, keeping its NEWEST part: what was said last
+    is what the memory lacks (older turns were sent by earlier uploads of the session)."""
     if conv.messages is None:
         if conv.transcript and len(conv.transcript) > MAX_BODY_CHARS:
             conv.truncated = len(conv.transcript) - MAX_BODY_CHARS
-            conv.transcript = conv.transcript[:MAX_BODY_CHARS]
+            conv.transcript = conv.transcript[-MAX_BODY_CHARS:]
+            conv.notes.append(f"the oldest {conv.truncated} characters were left out")
         return conv
     kept: list[dict[str, str]] = []
     size = 0
-    for message in conv.messages:
-        content = message["content"][:MAX_CONTENT]
+    for message in reversed(conv.messages):
+        content = message["content"][-MAX_CONTENT:]
         if len(kept) >= MAX_MESSAGES or size + len(content) + 40 > MAX_BODY_CHARS:
             break
         kept.append({"role": message["role"], "content": content})
         size += len(json.dumps(content)) + 40
+    kept.reverse()
     conv.truncated = len(conv.messages) - len(kept)
     if conv.truncated:
-        conv.notes.append(f"{conv.truncated} messages over the service's limits were left out")
+        conv.notes.append(
+            f"the oldest {conv.truncated} messages, over the service's limits, were left out"
+        )
     conv.messages = kept
     return conv
 
