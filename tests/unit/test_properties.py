@@ -16,7 +16,12 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from entity_memory.domain.context import SECTION_ORDER, TYPE_LABELS, assemble_entity_context
+from entity_memory.domain.context import (
+    SECTION_ORDER,
+    TYPE_LABELS,
+    assemble_entity_context,
+    estimate_tokens,
+)
 from entity_memory.domain.keys import ENTITY_TYPES, InvalidId, slug_for, validate_id
 from entity_memory.domain.models import EntityInputBase, entity_input_adapter
 from entity_memory.domain.text import normalize_name
@@ -266,8 +271,8 @@ def test_context_never_exceeds_budget_nor_leaves_an_empty_section(
     text = assemble_entity_context(docs, budget)
     lines = text.split("\n")
     assert lines[0] == "<entity_memory>" and lines[-1] == "</entity_memory>"
-    entry_words = sum(len(line.split()) for line in lines if line.startswith("- **"))
-    assert entry_words * 1.3 <= budget + 1e-9
+    used = sum(estimate_tokens(line + "\n") for line in lines if line.startswith("- **"))
+    assert used <= budget
     for i, line in enumerate(lines):
         if line.startswith("### "):
             assert line in HEADERS

@@ -311,3 +311,12 @@ async def test_index_is_capped_by_importance_and_entities_stay(
     assert (await store.get("u1", "campaign", "c0")) is not None
     await store.reindex("u1")
     assert sorted(e.name for e in await store.list("u1")) == ["C2", "C3", "C4"]
+
+
+async def test_a_japanese_task_finds_its_japanese_entity(store: EntityStore) -> None:
+    ja = campaign(name="ブランド検索キャンペーン", content="ブランド名の検索広告。目標CPAで入札")
+    others = [campaign(name=f"Campaign {n}", content="search ads") for n in ("Kilo", "Lima")]
+    await store.upsert_many("u1", [*others, ja], "s1")
+    found = await store.retrieve_for_context("u1", "ブランド検索の入札戦略を見直したい", limit=1)
+    assert [e.name for e in found.entities] == ["ブランド検索キャンペーン"]
+    assert found.scores[0].relevance > 0

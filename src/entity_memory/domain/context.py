@@ -1,14 +1,27 @@
 """The `<entity_memory>` block injected into an agent's prompt, under a token budget.
 
-Identical in output to the SPEC's `assemble_entity_context` (section order, labels, five per
-type, words x 1.3 as the token estimate), except that a section whose first item would pass the
-budget is left out instead of leaving an empty header behind.
+The SPEC's `assemble_entity_context` (section order, labels, five per type, a token budget),
+with what an agent needs to act on a memory rather than merely read it:
+
+- each entity says when it was true ("as of" its last update), so old facts read as old;
+- a metric shows its value, target and trend (first -> last, improving or worsening by the KPI's
+  direction), and metrics of one campaign stand together;
+- a resolved pain point is left out, unless the task is about it (then it is marked resolved);
+- stored text is data: line breaks are folded and anything that would close or reopen the block
+  is neutralised, so a remembered sentence can never pose as instructions outside it;
+- a section whose first item would pass the budget is left out instead of leaving an empty
+  header behind; the budget is counted with the one token estimate (right for CJK text too).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
 from typing import Any
+
+from entity_memory.domain.text import estimate_tokens, tokenize
+from entity_memory.domain.trends import trend_of
 
 SECTION_ORDER: tuple[str, ...] = ("preference", "pain_point", "decision", "campaign", "metric")
 TYPE_LABELS: dict[str, str] = {
@@ -19,29 +32,108 @@ TYPE_LABELS: dict[str, str] = {
     "preference": "User Preferences",
 }
 ITEMS_PER_TYPE = 5
-TOKENS_PER_WORD = 1.3
+
+_BLOCK_TAG = re.compile(r"<(\s*/?\s*entity_memory\s*)>", re.IGNORECASE)
+_WHITESPACE = re.compile(r"\s+")
+
+__all__ = ["SECTION_ORDER", "TYPE_LABELS", "assemble_entity_context", "estimate_tokens"]
 
 
-def estimate_tokens(text: str) -> float:
-    return len(text.split()) * TOKENS_PER_WORD
+def neutralise(text: Any) -> str:
+    """Stored text as inert data: one line, and no tag that could end or start the block."""
+    flat = _WHITESPACE.sub(" ", str(text)).strip()
+    return _BLOCK_TAG.sub(lambda m: f"\u2039{m.group(1)}\u203a", flat)
 
 
-def assemble_entity_context(entities: Sequence[Mapping[str, Any]], max_tokens: int = 4000) -> str:
+def _date(ms: Any) -> str | None:
+    if not isinstance(ms, int | float) or ms <= 0:
+        return None
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%d")
+
+
+def _number(value: float) -> str:
+    return f"{value:g}"
+
+
+def _metric_facts(meta: Mapping[str, Any]) -> str:
+    """`value 41 USD, target 35; 52 -> 41 improving` from what the metric holds."""
+    parts = []
+    unit = f" {meta['unit']}" if meta.get("unit") else ""
+    if isinstance(meta.get("value"), int | float):
+        parts.append(f"value {_number(meta['value'])}{unit}")
+    if isinstance(meta.get("target"), int | float):
+        parts.append(f"target {_number(meta['target'])}{unit}")
+    facts = ", ".join(parts)
+    values = [
+        h["value"] for h in meta.get("history") or [] if isinstance(h.get("value"), int | float)
+    ]
+    if len(values) >= 2:
+        _, trend = trend_of(str(meta.get("kpi", "")), values[0], values[-1])
+        arrow = f"{_number(values[0])} -> {_number(values[-1])}"
+        facts += ("; " if facts else "") + (arrow if trend == "unknown" else f"{arrow} {trend}")
+    return facts
+
+
+def _entry(item: Mapping[str, Any], resolved: bool) -> str:
+    meta = item.get("metadata") or {}
+    notes = []
+    if item.get("type") == "metric" and meta.get("campaign"):
+        notes.append(neutralise(meta["campaign"]))
+    if resolved:
+        notes.append("resolved")
+    as_of = _date(item.get("updatedAt"))
+    if as_of:
+        notes.append(f"as of {as_of}")
+    head = f"**{neutralise(item['name'])}**" + (f" ({', '.join(notes)})" if notes else "")
+    content = neutralise(item.get("content", ""))
+    if item.get("type") == "metric" and isinstance(meta, Mapping):
+        facts = _metric_facts(meta)
+        if facts:
+            content = f"{content} [{neutralise(facts)}]" if content else f"[{neutralise(facts)}]"
+    return f"- {head}: {content}\n"
+
+
+def _about(item: Mapping[str, Any], task_terms: set[str]) -> bool:
+    return bool(task_terms & set(tokenize(str(item.get("name", "")))))
+
+
+def _campaign_grouped(items: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """Metrics of one campaign together, campaigns in the order of their best-ranked metric."""
+    order: dict[str, int] = {}
+    for item in items:
+        order.setdefault(str((item.get("metadata") or {}).get("campaign") or ""), len(order))
+    return sorted(items, key=lambda i: order[str((i.get("metadata") or {}).get("campaign") or "")])
+
+
+def assemble_entity_context(
+    entities: Sequence[Mapping[str, Any]], max_tokens: int = 4000, task: str = ""
+) -> str:
     """Group by type in SECTION_ORDER; entities keep the order given (rank order) within a type."""
+    task_terms = set(tokenize(task))
     grouped: dict[str, list[Mapping[str, Any]]] = {}
     for entity in entities:
         grouped.setdefault(str(entity["type"]), []).append(entity)
 
     sections = ["<entity_memory>"]
-    token_count = 0.0
+    token_count = 0
     for entity_type in SECTION_ORDER:
         items = grouped.get(entity_type, [])
+        if entity_type == "pain_point":
+            items = [
+                i
+                for i in items
+                if not (i.get("metadata") or {}).get("resolved") or _about(i, task_terms)
+            ]
         if not items:
             continue
         label = TYPE_LABELS.get(entity_type, entity_type.title())
         lines: list[str] = []
-        for item in items[:ITEMS_PER_TYPE]:
-            entry = f"- **{item['name']}**: {item['content']}\n"
+        shown = items[:ITEMS_PER_TYPE]
+        if entity_type == "metric":
+            shown = _campaign_grouped(shown)
+        for item in shown:
+            resolved = bool((item.get("metadata") or {}).get("resolved"))
+            entry = _entry(item, resolved and entity_type == "pain_point")
             entry_tokens = estimate_tokens(entry)
             if token_count + entry_tokens > max_tokens:
                 break

@@ -26,6 +26,40 @@ STOP_WORDS = frozenset(
     thanks""".split()
 )
 
+#: Scripts written without spaces (Han, kana, Hangul, their compatibility and full-width forms).
+CJK_CHARS = (
+    "\u1100-\u11ff\u2e80-\u2fdf\u3040-\u30ff\u3100-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
+    "\uac00-\ud7af\uf900-\ufaff\uff00-\uffef"
+)
+_CJK_CHAR = re.compile(f"[{CJK_CHARS}]")
+_CJK_RUN = re.compile(f"[{CJK_CHARS}]+")
+#: Characters per token outside CJK scripts (English and other Latin text, numbers, JSON).
+CHARS_PER_TOKEN = 4
+
+
+def estimate_tokens(text: str) -> int:
+    """Tokens `text` costs a model, without a tokenizer: one per CJK character (those scripts
+    are dense) and one per four other characters. It errs high, which a budget wants."""
+    cjk = len(_CJK_CHAR.findall(text))
+    return cjk + -(-(len(text) - cjk) // CHARS_PER_TOKEN)
+
+
+def has_cjk(text: str) -> bool:
+    return _CJK_CHAR.search(text) is not None
+
+
+def cjk_bigrams(text: str) -> list[str]:
+    """Overlapping character bigrams of every CJK run (a lone character is its own term), as
+    Lucene's CJK analyzer indexes text that has no spaces between words."""
+    terms: list[str] = []
+    for run in _CJK_RUN.findall(text):
+        if len(run) == 1:
+            terms.append(run)
+        else:
+            terms.extend(run[i : i + 2] for i in range(len(run) - 1))
+    return terms
+
+
 _TOKEN_RE = re.compile(r"[a-z0-9]+(?:[.'][a-z0-9]+)*")
 
 
@@ -71,4 +105,5 @@ def tokenize(text: str) -> list[str]:
         if token in STOP_WORDS or (len(token) < 2 and not token.isdigit()):
             continue
         terms.extend(KPI_EXPANSIONS.get(token, (_stem(token),)))
+    terms.extend(cjk_bigrams(folded))
     return terms

@@ -438,7 +438,7 @@ def create_app(
         found = await store_for(request).retrieve_for_context(user_id, body.task, body.limit)
         docs = [e.to_json_dict() for e in found.entities]
         result: dict[str, Any] = {
-            "context": assemble_entity_context(docs, body.max_tokens),
+            "context": assemble_entity_context(docs, body.max_tokens, body.task),
             "entities": docs,
         }
         if body.explain:

@@ -9,30 +9,20 @@ sentence, then word boundaries, so no chunk ever carries more than the budget.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from entity_memory.domain.text import CHARS_PER_TOKEN, estimate_tokens, has_cjk
 from entity_memory.extraction.base import Message
 
 #: Tokens of JSON framing per message (`{"role": "user", "content": ""}`).
 MESSAGE_OVERHEAD_TOKENS = 8
-CHARS_PER_TOKEN = 4
-_CJK = re.compile(
-    "[\u1100-\u11ff\u2e80-\u2fdf\u3040-\u30ff\u3100-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
-    "\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]"
-)
 _BREAKS = (
     re.compile(r"\n\s*\n"),
     re.compile("(?<=[.!?\u3002\uff01\uff1f])\\s*"),
     re.compile(r"\s+"),
 )
-
-
-def estimate_tokens(text: str) -> int:
-    cjk = len(_CJK.findall(text))
-    return cjk + math.ceil((len(text) - cjk) / CHARS_PER_TOKEN)
 
 
 def message_tokens(message: Message) -> int:
@@ -79,7 +69,7 @@ def _cut(text: str, budget: int) -> list[str]:
         if len(pieces) > 1:
             return [sub for piece in pieces for sub in _cut(piece, budget)]
     # One unbroken run (a CJK paragraph, a pasted blob): cut by characters.
-    step = max(1, budget if _CJK.search(text) else budget * CHARS_PER_TOKEN)
+    step = max(1, budget if has_cjk(text) else budget * CHARS_PER_TOKEN)
     return [text[i : i + step] for i in range(0, len(text), step)]
 
 
@@ -146,7 +136,11 @@ def recent_context(previous: Sequence[Message], budget: int, per_message: int) -
     for message in reversed(previous):
         content = message.content
         if estimate_tokens(content) > per_message:
-            tail = content[-per_message:] if _CJK.search(content) else content[-per_message * 4 :]
+            tail = (
+                content[-per_message:]
+                if has_cjk(content)
+                else content[-per_message * CHARS_PER_TOKEN :]
+            )
             content = "..." + tail
         cost = estimate_tokens(content) + MESSAGE_OVERHEAD_TOKENS
         if used + cost > budget:
