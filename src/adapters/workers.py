@@ -246,7 +246,6 @@ def bind(env: Any) -> Bindings:
     """Everything one request needs, built from that request's env (nothing is cached)."""
     db = getattr(env, "HISTORY", None)
     ai = getattr(env, "AI", None)
-    limiter = getattr(env, "RATE_LIMITER", None)
     http_post: HttpPost = workers_http_post
     return Bindings(
         kv=WorkersKV(env.ENTITIES),
@@ -255,5 +254,21 @@ def bind(env: Any) -> Bindings:
         ai_run=None if ai is None else workers_ai_run(ai),
         http_post=http_post,
         vars=EnvVars(env),
-        rate_limit=None if limiter is None else workers_rate_limit(limiter),
+        rate_limit=_lazy_rate_limit(env),
     )
+
+
+def _lazy_rate_limit(env: Any) -> RateLimit:
+    """The rate limiter, looked up only when a request's token needs it (the lookup costs a
+    round trip on the local host, and most requests of an open or admin deployment skip it);
+    no binding means no limit."""
+    resolved: list[RateLimit | None] = []
+
+    async def limit(key: str) -> bool:
+        if not resolved:
+            binding = getattr(env, "RATE_LIMITER", None)
+            resolved.append(None if binding is None else workers_rate_limit(binding))
+        check = resolved[0]
+        return True if check is None else await check(key)
+
+    return limit

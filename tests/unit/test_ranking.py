@@ -165,3 +165,31 @@ async def test_store_retrieval_orders_by_relevance_and_explains(
         "matchedTerms",
         "alwaysInjected",
     }
+
+
+def test_top_k_selection_matches_a_full_sort() -> None:
+    import random
+
+    from entity_memory.domain.models import IndexEntry
+    from entity_memory.domain.ranking import keywords_for, score_entries, select
+
+    rng = random.Random(7)
+    types = ["campaign", "metric", "decision", "pain_point", "preference"]
+    words = ["brand", "search", "budget", "cpa", "roas", "weekly", "report", "germany"]
+    entries = []
+    for i in range(400):
+        name = " ".join(rng.sample(words, 2)) + f" {i}"
+        entries.append(
+            IndexEntry(
+                id=f"e{i}",
+                type=rng.choice(types),
+                name=name,
+                importance=rng.random(),
+                updated_at=rng.randrange(1, 10**6),
+                keywords=keywords_for(name, [], "", []),
+            )
+        )
+    for limit in (1, 5, 20, 100):
+        full = select(score_entries(entries, "brand budget report", 10**6), limit)
+        fast = select(score_entries(entries, "brand budget report", 10**6, top=limit), limit)
+        assert [s.id for s in fast] == [s.id for s in full]

@@ -8,6 +8,7 @@ task's own known terms could score at best, so it stays comparable with importan
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -110,8 +111,15 @@ def _hits(entry: IndexEntry, query: Sequence[str]) -> tuple[list[tuple[str, int]
     return hits, len(keywords) + (_NAME_BOOST - 1) * n_name
 
 
-def score_entries(entries: Sequence[IndexEntry], task: str, now_ms: int) -> list[Score]:
-    """Score every entry for `task`, best first; ties go to the more recent, then by name."""
+def score_entries(
+    entries: Sequence[IndexEntry], task: str, now_ms: int, top: int | None = None
+) -> list[Score]:
+    """Score every entry for `task`, best first; ties go to the more recent, then by name.
+
+    With `top`, only what `select(..., top)` can use comes back: the best `top`, plus the best
+    few of each always-injected type. A heap picks them (O(n log k)) instead of sorting every
+    entry of a large index.
+    """
     query = list(dict.fromkeys(tokenize(task)))
     matched_docs = [_hits(e, query) for e in entries]
     n_docs = len(entries) or 1
@@ -152,11 +160,17 @@ def score_entries(entries: Sequence[IndexEntry], task: str, now_ms: int) -> list
                 tuple(matched),
             )
         )
-    order = sorted(
-        range(len(scores)),
-        key=lambda i: (-scores[i].score, -entries[i].updated_at, entries[i].name),
-    )
-    return [scores[i] for i in order]
+
+    def key(i: int) -> tuple[float, int, str]:
+        return (-scores[i].score, -entries[i].updated_at, entries[i].name)
+
+    if top is None:
+        return [scores[i] for i in sorted(range(len(scores)), key=key)]
+    picked = set(heapq.nsmallest(top, range(len(scores)), key=key))
+    for entity_type in ALWAYS_INJECT:
+        of_type = (i for i in range(len(scores)) if scores[i].type == entity_type)
+        picked.update(heapq.nsmallest(ALWAYS_INJECT_PER_TYPE, of_type, key=key))
+    return [scores[i] for i in sorted(picked, key=key)]
 
 
 def select(ranked: Sequence[Score], limit: int) -> list[Score]:

@@ -366,7 +366,7 @@ class EntityStore:
         index = await self.read_index(user_id)
         if not index.entries or limit <= 0:
             return Retrieval([], [])
-        chosen = select(score_entries(index.entries, task, self.clock()), limit)
+        chosen = select(score_entries(index.entries, task, self.clock(), top=limit), limit)
         keys = [entity_key(user_id, s.type, s.id) for s in chosen]
         found = await self._get_many(keys)
         entities: list[BaseEntity] = []
