@@ -401,7 +401,9 @@ def test_forgetting_the_user_needs_the_typed_user_id(
     erased = browser.find_element(By.CSS_SELECTOR, "form .notice").text
     assert "erased: 0 KV keys" not in erased, erased
     shot(browser, "12-forgotten")
-    with api(web_host, user_token) as c:
+    with api(web_host, user_token) as c:  # forgetting deletes the user's own tokens too
+        assert c.get(f"/v1/users/{USER}/entities").status_code == 401
+    with api(web_host, ADMIN) as c:
         assert c.get(f"/v1/users/{USER}/entities").json()["count"] == 0
 
 
