@@ -409,7 +409,7 @@ function factsSection(entity, reload) {
 }
 
 function provenanceSection(entity) {
-  const items = (entity.metadata && entity.metadata.provenance) || [];
+  const items = entity.provenance || (entity.metadata && entity.metadata.provenance) || [];
   if (!items.length) {
     return section("Provenance", h("p", { class: "empty" },
       "No source excerpt recorded. Last written in session " + entity.sessionId + " on " +
