@@ -271,27 +271,9 @@ class Ledger:
     async def latest(
         self, user_id: str, keys: Sequence[tuple[str, str]]
     ) -> dict[tuple[str, str], tuple[int, str]]:
-        """(version, change kind) of the newest ledger row of each (type, id) that has one.
-
-        D1 binds at most 100 parameters a statement, so ids go in chunks.
-        """
-        wanted = set(keys)
-        ids = sorted({entity_id for _, entity_id in wanted})
-        found: dict[tuple[str, str], tuple[int, str]] = {}
-        for start in range(0, len(ids), 90):
-            chunk = ids[start : start + 90]
-            marks = ", ".join("?" * len(chunk))
-            rows = await self.db.all(
-                "SELECT entity_type, entity_id, version, change_kind FROM entity_versions"
-                " WHERE seq IN (SELECT MAX(seq) FROM entity_versions WHERE user_id = ?"
-                f" AND entity_id IN ({marks}) GROUP BY entity_type, entity_id)",
-                (user_id, *chunk),
-            )
-            for row in rows:
-                key = (row["entity_type"], row["entity_id"])
-                if key in wanted:
-                    found[key] = (int(row["version"]), row["change_kind"])
-        return found
+        """(version, change kind) of the newest ledger row of each (type, id) that has one."""
+        rows = await self._newest_rows(user_id, keys, "version, change_kind")
+        return {key: (int(row["version"]), row["change_kind"]) for key, row in rows.items()}
 
     async def history(
         self, user_id: str, entity_type: str, entity_id: str, limit: int = 100
@@ -343,23 +325,33 @@ class Ledger:
         self, user_id: str, keys: Sequence[tuple[str, str]]
     ) -> dict[tuple[str, str], str]:
         """The name each entity had in its newest recorded version (a removal row has none)."""
+        rows = await self._newest_rows(user_id, keys, "entity_json", "AND entity_json IS NOT NULL")
+        return {key: json.loads(row["entity_json"])["name"] for key, row in rows.items()}
+
+    async def _newest_rows(
+        self, user_id: str, keys: Sequence[tuple[str, str]], columns: str, where: str = ""
+    ) -> dict[tuple[str, str], dict[str, Any]]:
+        """The newest ledger row (matching `where`) of each (type, id), with `columns`.
+
+        D1 binds at most 100 parameters a statement, so ids go in chunks.
+        """
         wanted = set(keys)
         ids = sorted({entity_id for _, entity_id in wanted})
-        names: dict[tuple[str, str], str] = {}
-        for start in range(0, len(ids), 90):  # D1 binds at most 100 parameters
+        found: dict[tuple[str, str], dict[str, Any]] = {}
+        for start in range(0, len(ids), 90):
             chunk = ids[start : start + 90]
             marks = ", ".join("?" * len(chunk))
             rows = await self.db.all(
-                "SELECT entity_type, entity_id, entity_json FROM entity_versions WHERE seq IN"
-                " (SELECT MAX(seq) FROM entity_versions WHERE user_id = ? AND entity_json IS NOT"
-                f" NULL AND entity_id IN ({marks}) GROUP BY entity_type, entity_id)",
+                f"SELECT entity_type, entity_id, {columns} FROM entity_versions WHERE seq IN"
+                f" (SELECT MAX(seq) FROM entity_versions WHERE user_id = ? {where}"
+                f" AND entity_id IN ({marks}) GROUP BY entity_type, entity_id)",
                 (user_id, *chunk),
             )
             for row in rows:
                 key = (row["entity_type"], row["entity_id"])
                 if key in wanted:
-                    names[key] = json.loads(row["entity_json"])["name"]
-        return names
+                    found[key] = row
+        return found
 
     async def metric_observations(self, user_id: str) -> list[dict[str, Any]]:
         return await self.db.all(
