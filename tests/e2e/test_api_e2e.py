@@ -170,14 +170,14 @@ def test_context_ranks_and_renders_the_block(host: Host) -> None:
         assert {"Numbers first", "Conversion tracking gaps", "Alpha CPA"} <= set(names)
         assert "Brand Defense" not in names
         assert [s["name"] for s in body["scores"]] == names
-        assert body["context"].startswith(
-            "<entity_memory>\n\n### User Preferences\n"
-            "- **Numbers first**: Lead with numbers, short bullets\n"
-        )
+        assert body["context"].startswith("<entity_memory>\n\n### User Preferences\n")
+        assert "- **Numbers first** (as of " in body["context"]
+        assert "Lead with numbers, short bullets" in body["context"]
         assert body["context"].index("### Known Pain Points") < body["context"].index(
             "### Historical Metrics"
         )
-        assert "- **Alpha CPA**: Cost per acquisition of Campaign Alpha is $42" in body["context"]
+        assert "- **Alpha CPA** (Campaign Alpha, as of " in body["context"]
+        assert "Cost per acquisition of Campaign Alpha is $42 [value 42" in body["context"]
         assert body["context"].endswith("</entity_memory>")
 
 
