@@ -244,7 +244,15 @@ async function writeResponse(res, response) {
 }
 
 async function handleFetch(app, req, res) {
-  const request = toWebRequest(req, await readBody(req));
+  let request;
+  try {
+    request = toWebRequest(req, await readBody(req));
+  } catch (err) {
+    // A Host header that is not a host (`Host: a b`) makes no URL: the client's error, as at
+    // Cloudflare's edge, not the Worker's.
+    sendJson(res, 400, { error: { code: "bad_request", message: `unusable request: ${err.message}` } });
+    return;
+  }
   const ctx = new ExecutionContext();
   let response;
   try {

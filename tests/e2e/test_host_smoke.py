@@ -69,3 +69,17 @@ def test_kv_selftest_round_trips_through_the_real_binding(host: Host) -> None:
     # The selftest deleted its other keys.
     prefix = key.rsplit(":", 1)[0] + ":"
     assert [entry["name"] for entry in host.kv_list(prefix)] == [key]
+
+
+def test_a_malformed_host_header_is_a_400(host: Host) -> None:
+    import socket
+    from urllib.parse import urlsplit
+
+    where = urlsplit(host.base_url)
+    with socket.create_connection((where.hostname, where.port), timeout=60) as sock:
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: a b\r\nConnection: close\r\n\r\n")
+        reply = b""
+        while chunk := sock.recv(65536):
+            reply += chunk
+    assert reply.split(b"\r\n", 1)[0].split(b" ")[1] in (b"400",), reply[:200]
+    assert httpx.get(f"{host.base_url}/healthz", timeout=60).status_code == 200
