@@ -9,7 +9,8 @@ from typing import Any
 import httpx
 import pytest
 
-from entity_memory.http.app import MAX_BODY_BYTES, create_app
+from entity_memory.domain.limits import MAX_BODY_BYTES
+from entity_memory.http.app import create_app
 from entity_memory.service.settings import Bindings, Settings
 from entity_memory.storage.kv import InMemoryKV
 

@@ -82,7 +82,7 @@ async def test_deep_bodies_get_a_400_on_every_json_route(
 
 
 async def test_chunked_bodies_over_the_cap_are_refused(memkv: InMemoryKV, clock: Clock) -> None:
-    from entity_memory.http.app import MAX_BODY_BYTES
+    from entity_memory.domain.limits import MAX_BODY_BYTES
 
     async def chunks():
         for _ in range(MAX_BODY_BYTES // 65536 + 2):

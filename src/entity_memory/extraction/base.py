@@ -8,6 +8,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from entity_memory.domain.limits import MAX_MESSAGE_CHARS
 from entity_memory.domain.models import IndexEntry
 
 Role = Literal["user", "assistant", "system"]
@@ -17,7 +18,7 @@ class Message(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     role: Role
-    content: str = Field(max_length=100_000)
+    content: str = Field(max_length=MAX_MESSAGE_CHARS)
 
 
 @dataclass(frozen=True)

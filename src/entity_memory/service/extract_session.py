@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from entity_memory.domain.keys import entity_key, validate_id
+from entity_memory.domain.limits import MAX_MESSAGES
 from entity_memory.domain.models import (
     BaseEntity,
     EntityInputBase,
@@ -59,7 +60,6 @@ from entity_memory.service.settings import Bindings
 from entity_memory.storage.ledger import Ledger
 from entity_memory.storage.store import EntityStore
 
-MAX_MESSAGES = 2_000
 #: Importance taken off a mention that adds nothing to what is stored (SPEC: novelty).
 REPEAT_PENALTY = 0.15
 #: Known entities whose current facts are read for an LLM's context (one bulk KV read).

@@ -1,0 +1,148 @@
+"""One table from the errors the core raises to HTTP answers, and the error envelope.
+
+Every error is `{"error": {"code", "message", "details"?}}` with a stable machine-readable
+code, so an agent can branch on it. The core raises domain errors and never picks a status:
+this module is the only place that knows HTTP codes.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import ValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from entity_memory.domain.keys import ENTITY_TYPES, InvalidId, InvalidType
+from entity_memory.service.extract_session import ExtractionRequestError
+from entity_memory.storage.guard import StorageUnavailable
+from entity_memory.storage.store import CorruptRecord
+
+logger = logging.getLogger(__name__)
+
+#: Seconds a client should wait before retrying after a transient storage failure.
+RETRY_AFTER_STORAGE_S = 1
+
+
+class ApiError(Exception):
+    """An HTTP answer decided at the edge (auth, a missing entity, a bad body)."""
+
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        message: str,
+        details: Any | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message = status, code, message
+        self.details, self.headers = details, headers
+
+
+def error_response(
+    status: int,
+    code: str,
+    message: str,
+    details: Any | None = None,
+    headers: dict[str, str] | None = None,
+) -> JSONResponse:
+    body: dict[str, Any] = {"code": code, "message": message}
+    if details is not None:
+        body["details"] = details
+    return JSONResponse({"error": body}, status_code=status, headers=headers)
+
+
+def pydantic_details(exc: ValidationError | RequestValidationError) -> list[dict[str, Any]]:
+    """Pydantic's errors without echoing whole inputs back (they may be large or sensitive)."""
+    details = []
+    for err in exc.errors():
+        loc = [p for p in err.get("loc", ()) if p != "body"]
+        details.append({"loc": loc, "msg": err.get("msg"), "type": err.get("type")})
+    return details
+
+
+#: HTTP status of each extraction error code.
+EXTRACTION_ERROR_STATUS = {
+    "empty_conversation": 422,
+    "too_large": 413,
+    "invalid_extractor": 400,
+    "extractor_unavailable": 400,
+    "extractor_misconfigured": 503,
+}
+_HTTP_CODES = {404: "not_found", 405: "method_not_allowed"}
+
+
+@dataclass(frozen=True)
+class Problem:
+    status: int
+    code: str
+    message: str
+    details: Any | None = None
+    headers: dict[str, str] | None = None
+
+
+def _storage(exc: Exception) -> Problem:
+    logger.warning("storage unavailable: %s", exc)
+    retry = {"Retry-After": str(RETRY_AFTER_STORAGE_S)}
+    return Problem(503, "storage_unavailable", "storage failed; retry the request", None, retry)
+
+
+def _corrupt(exc: Exception) -> Problem:
+    logger.error("corrupt record: %s", exc)
+    return Problem(409, "corrupt_record", "this stored entity does not validate; PUT or DELETE it")
+
+
+def _extraction(exc: Exception) -> Problem:
+    assert isinstance(exc, ExtractionRequestError)
+    return Problem(EXTRACTION_ERROR_STATUS.get(exc.code, 400), exc.code, exc.message)
+
+
+def _internal(exc: Exception) -> Problem:
+    logger.exception("unhandled error", exc_info=exc)
+    return Problem(500, "internal", "internal error")
+
+
+#: Exception type -> its answer. Looked up along the exception's MRO by Starlette, so the
+#: most specific entry wins and `Exception` is the last resort.
+ERROR_TABLE: dict[type[Exception], Callable[[Exception], Problem]] = {
+    ApiError: lambda e: Problem(e.status, e.code, e.message, e.details, e.headers),  # type: ignore[attr-defined]
+    ExtractionRequestError: _extraction,
+    StorageUnavailable: _storage,
+    CorruptRecord: _corrupt,
+    InvalidId: lambda e: Problem(400, "invalid_id", str(e), {"kind": e.kind}),  # type: ignore[attr-defined]
+    InvalidType: lambda e: Problem(400, "invalid_type", str(e), {"allowed": list(ENTITY_TYPES)}),
+    RequestValidationError: lambda e: Problem(
+        422,
+        "invalid_request",
+        "request does not validate",
+        pydantic_details(e),  # type: ignore[arg-type]
+    ),
+    StarletteHTTPException: lambda e: Problem(
+        e.status_code,  # type: ignore[attr-defined]
+        _HTTP_CODES.get(e.status_code, "http_error"),  # type: ignore[attr-defined]
+        str(e.detail),  # type: ignore[attr-defined]
+    ),
+    Exception: _internal,
+}
+
+
+def problem_for(exc: Exception) -> Problem:
+    for cls in type(exc).__mro__:
+        if cls in ERROR_TABLE:
+            return ERROR_TABLE[cls](exc)
+    return _internal(exc)
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    async def handle(_: Request, exc: Exception) -> JSONResponse:
+        p = problem_for(exc)
+        return error_response(p.status, p.code, p.message, p.details, p.headers)
+
+    for exc_type in ERROR_TABLE:
+        app.add_exception_handler(exc_type, handle)

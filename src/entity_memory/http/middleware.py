@@ -1,0 +1,112 @@
+"""What every request passes before a route: the body caps, the caller's token, the rate
+limit; and after it: the storage-operation headers.
+
+One middleware, because the order matters: a body is refused before anything reads it, and
+the token is checked before any route touches storage.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+
+from entity_memory.domain import safe_json
+from entity_memory.domain.limits import MAX_BODY_BYTES
+from entity_memory.http.deps import request_bindings
+from entity_memory.http.errors import RETRY_AFTER_STORAGE_S, ApiError, error_response
+from entity_memory.service.auth import Principal, TokenStore, authenticate
+
+logger = logging.getLogger(__name__)
+
+RATE_LIMIT_PERIOD_S = 60  # the `[[ratelimits]]` period in wrangler.toml
+KV_OPS_HEADER = "X-KV-Operations"
+D1_OPS_HEADER = "X-D1-Statements"
+_TOO_LARGE = f"request body over {MAX_BODY_BYTES} bytes"
+
+
+async def body_problem(request: Request) -> JSONResponse | None:
+    """Refuse a body before any route parses it: over the size cap (declared or, for chunked
+    bodies, as read) or nested deeper than the parser can survive."""
+    declared = request.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        return error_response(413, "too_large", _TOO_LARGE)
+    if request.method not in ("POST", "PUT", "PATCH", "DELETE"):
+        return None
+    body = await request.body()  # Starlette caches it for the route
+    if len(body) > MAX_BODY_BYTES:
+        return error_response(413, "too_large", _TOO_LARGE)
+    content_type = request.headers.get("content-type", "")
+    if content_type and "json" not in content_type:
+        return None  # a plain-text transcript is not parsed as JSON
+    try:
+        safe_json.check_depth(body)
+    except safe_json.JsonTooDeep as exc:
+        return error_response(400, "json_too_deep", str(exc))
+    return None
+
+
+async def _admit(request: Request) -> Principal | JSONResponse:
+    """The caller of a `/v1` route, or the answer that turns it away."""
+    b = await request_bindings(request)
+    tokens = None if b.db is None else TokenStore(b.db)
+    given = request.headers.get("authorization")
+    principal = await authenticate(given, b.settings.api_token, tokens)
+    if principal is None:
+        return error_response(
+            401,
+            "unauthorized",
+            "missing, wrong or revoked bearer token",
+            headers={"WWW-Authenticate": 'Bearer realm="entity-memory"'},
+        )
+    # The encoded path: "ann%2Fbob" must not pass as a path under "ann/".
+    raw = request.scope.get("raw_path")
+    if not principal.may_access(raw.decode("latin-1") if raw else request.url.path):
+        return error_response(403, "forbidden", "this token is for another user")
+    key = principal.rate_key
+    if key is not None and b.rate_limit is not None and not await b.rate_limit(key):
+        return error_response(
+            429,
+            "rate_limited",
+            "too many requests for this token; retry later",
+            headers={"Retry-After": str(RATE_LIMIT_PERIOD_S)},
+        )
+    return principal
+
+
+async def guard(request: Request, call_next: Callable[[Request], Awaitable[Any]]) -> Any:
+    problem = await body_problem(request)
+    if problem is not None:
+        return problem
+    path = request.url.path
+    if path.startswith("/v1/") or path == "/v1":
+        try:
+            admitted = await _admit(request)
+        except ApiError as exc:
+            return error_response(exc.status, exc.code, exc.message)
+        except Exception:
+            logger.exception("could not authenticate")
+            return error_response(
+                503,
+                "storage_unavailable",
+                "could not check the token; retry",
+                headers={"Retry-After": str(RETRY_AFTER_STORAGE_S)},
+            )
+        if isinstance(admitted, JSONResponse):
+            return admitted
+        request.state.principal = admitted
+    response = await call_next(request)
+    counter = getattr(request.state, "kv_counter", None)
+    if counter is not None:
+        response.headers[KV_OPS_HEADER] = counter.summary() or "none"
+    d1 = getattr(request.state, "d1_counter", None)
+    if d1 is not None:
+        response.headers[D1_OPS_HEADER] = f"calls={d1.calls},statements={d1.statements}"
+    return response
+
+
+def install_guard(app: FastAPI) -> None:
+    app.middleware("http")(guard)

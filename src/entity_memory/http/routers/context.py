@@ -1,0 +1,31 @@
+"""The `<entity_memory>` block a new session puts in its prompt."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+
+from entity_memory.domain.context import assemble_entity_context
+from entity_memory.http.deps import StoreDep, UserId
+from entity_memory.http.schemas import ContextBody, ContextResponse
+
+router = APIRouter(tags=["context"])
+
+
+@router.post(
+    "/v1/users/{user_id}/context",
+    response_model=ContextResponse,
+    response_model_exclude_unset=True,
+)
+async def context(user_id: UserId, body: ContextBody, store: StoreDep) -> dict[str, Any]:
+    """The `<entity_memory>` block for a task, with the entities in rank order."""
+    found = await store.retrieve_for_context(user_id, body.task, body.limit)
+    docs = [e.to_json_dict() for e in found.entities]
+    result: dict[str, Any] = {
+        "context": assemble_entity_context(docs, body.max_tokens, body.task),
+        "entities": docs,
+    }
+    if body.explain:
+        result["scores"] = [s.to_json_dict() for s in found.scores]
+    return result

@@ -1,0 +1,78 @@
+"""Entities by key: batch upsert, list, get, delete."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+
+from entity_memory.domain.keys import InvalidId, validate_id, validate_type
+from entity_memory.domain.limits import MAX_BATCH
+from entity_memory.domain.models import Entity
+from entity_memory.http.body import openapi_body, parse, read_json
+from entity_memory.http.deps import EntityRefDep, StoreDep, UserId
+from entity_memory.http.errors import ApiError
+from entity_memory.http.schemas import Deleted, EntityList, UpsertBody, UpsertResponse
+
+router = APIRouter(prefix="/v1/users/{user_id}/entities", tags=["entities"])
+
+
+def _check_batch(raw: Any) -> None:
+    """Errors the schema would report less usefully: an oversized batch is 413, and a bad
+    entity id is 400 `invalid_id` with its position, as on every other route."""
+    if not (isinstance(raw, dict) and isinstance(raw.get("entities"), list)):
+        return
+    if len(raw["entities"]) > MAX_BATCH:
+        raise ApiError(413, "too_large", f"at most {MAX_BATCH} entities per batch")
+    for i, item in enumerate(raw["entities"]):
+        if isinstance(item, dict) and item.get("id") is not None:
+            try:
+                validate_id(item["id"], "entity")
+            except InvalidId as exc:
+                details = {"kind": "entity", "index": i}
+                raise ApiError(400, "invalid_id", f"entities[{i}]: {exc}", details) from exc
+
+
+@router.put(
+    "",
+    response_model=UpsertResponse,
+    response_model_exclude_unset=True,
+    openapi_extra=openapi_body(UpsertBody),
+)
+async def upsert_entities(user_id: UserId, request: Request, store: StoreDep) -> dict[str, Any]:
+    """Upsert a batch (at most 100) of entities; a bad item rejects the whole batch."""
+    raw = await read_json(request)
+    _check_batch(raw)
+    body = parse(UpsertBody, raw, "invalid_entity", "entities do not validate")
+    validate_id(body.session_id, "session")
+    results = await store.upsert_many(user_id, body.entities, body.session_id)
+    return {
+        "entities": [r.entity.to_json_dict() for r in results],
+        "results": [r.to_json_dict() for r in results],
+    }
+
+
+@router.get("", response_model=EntityList, response_model_exclude_unset=True)
+async def list_entities(
+    user_id: UserId, store: StoreDep, type: str | None = None
+) -> dict[str, Any]:
+    """Index entries of the user's entities, newest first (one KV read)."""
+    if type is not None:
+        validate_type(type)
+    entries = await store.list(user_id, type)
+    return {"entities": [e.to_json_dict() for e in entries], "count": len(entries)}
+
+
+@router.get("/{entity_type}/{entity_id}", response_model=Entity, response_model_exclude_unset=True)
+async def get_entity(user_id: UserId, ref: EntityRefDep, store: StoreDep) -> dict[str, Any]:
+    entity = await store.get(user_id, *ref)
+    if entity is None:
+        raise ApiError(404, "not_found", f"no {ref[0]} {ref[1]!r}")
+    return entity.to_json_dict()
+
+
+@router.delete("/{entity_type}/{entity_id}", response_model=Deleted)
+async def delete_entity(user_id: UserId, ref: EntityRefDep, store: StoreDep) -> dict[str, Any]:
+    if not await store.delete(user_id, *ref):
+        raise ApiError(404, "not_found", f"no {ref[0]} {ref[1]!r}")
+    return {"deleted": {"type": ref[0], "id": ref[1]}}

@@ -1,0 +1,271 @@
+"""Request and response models of the HTTP API: what /openapi.json publishes.
+
+Responses are declared so that clients (and the Python client) can rely on their shape; the
+routes still build plain dicts, which FastAPI validates against these models and serialises
+with `exclude_unset`, so an optional key that a route leaves out stays out of the body.
+Historical entity snapshots (ledger rows) are plain objects: they were written by older
+versions and are reported as stored, not re-validated against today's schema.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+from entity_memory.domain.limits import (
+    DEFAULT_CONTEXT_LIMIT,
+    DEFAULT_CONTEXT_TOKENS,
+    MAX_BATCH,
+    MAX_CONTEXT_LIMIT,
+    MAX_CONTEXT_TOKENS,
+    MAX_MESSAGES,
+    MAX_TASK_CHARS,
+    MAX_TOKEN_LABEL_CHARS,
+)
+from entity_memory.domain.models import Entity, EntityInput, EntityType, IndexEntry
+from entity_memory.extraction.base import Message
+
+# --- requests ----------------------------------------------------------------------------------
+
+
+class StrictBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class UpsertBody(StrictBody):
+    session_id: str = Field(description="the session these entities were learnt in")
+    entities: list[EntityInput] = Field(max_length=MAX_BATCH)
+
+
+class ExtractBody(StrictBody):
+    messages: list[Message] | None = Field(
+        default=None, description=f"at most {MAX_MESSAGES} (more is 413 too_large)"
+    )
+    transcript: str | None = Field(default=None, description="plain text, `user:` lines")
+    extractor: str | None = Field(default=None, description="rules | workers-ai | openai")
+
+
+class TokenBody(StrictBody):
+    user_id: str = Field(description="the only user this token may access")
+    label: str | None = Field(default=None, max_length=MAX_TOKEN_LABEL_CHARS)
+
+
+class ContextBody(StrictBody):
+    task: str = Field(max_length=MAX_TASK_CHARS, description="what the new session is about")
+    limit: int = Field(default=DEFAULT_CONTEXT_LIMIT, ge=1, le=MAX_CONTEXT_LIMIT)
+    max_tokens: int = Field(default=DEFAULT_CONTEXT_TOKENS, ge=1, le=MAX_CONTEXT_TOKENS)
+    explain: bool = False
+
+
+# --- responses ---------------------------------------------------------------------------------
+
+
+class Out(BaseModel):
+    """A response body: camelCase on the wire; unknown keys are not invented by the schema."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+
+
+class Health(Out):
+    status: Literal["ok"]
+    version: str
+
+
+class FieldChange(Out):
+    old: Any = None
+    new: Any = None
+
+
+class UpsertItemResult(Out):
+    key: str = Field(description="the KV key the entity lives under")
+    id: str
+    type: EntityType
+    status: Literal["created", "updated", "unchanged"]
+    version: int
+    changes: dict[str, FieldChange] = Field(default_factory=dict)
+
+
+class UpsertResponse(Out):
+    entities: list[Entity]
+    results: list[UpsertItemResult]
+
+
+class EntityList(Out):
+    entities: list[IndexEntry]
+    count: int
+
+
+class EntityRef(Out):
+    type: EntityType
+    id: str
+
+
+class Deleted(Out):
+    deleted: EntityRef
+
+
+class ScoreOut(Out):
+    id: str
+    type: EntityType
+    name: str
+    score: float
+    relevance: float
+    importance: float
+    recency: float
+    matched_terms: list[str]
+    always_injected: bool
+
+
+class ContextResponse(Out):
+    context: str = Field(description="the `<entity_memory>` block to put in the prompt")
+    entities: list[Entity] = Field(description="the entities in rank order")
+    scores: list[ScoreOut] | None = Field(default=None, description="with `explain: true`")
+
+
+class Usage(BaseModel):
+    input_tokens: int
+    output_tokens: int
+
+
+class ExtractResponse(Out):
+    processed: bool = Field(description="false when this exact session was already processed")
+    extractor: str | None
+    entities: list[Entity]
+    results: list[UpsertItemResult]
+    changes: list[UpsertItemResult] = Field(description="the results whose stored facts changed")
+    rejected: list[dict[str, Any]] = Field(description="candidates validation refused, and why")
+    degraded: bool
+    pending: bool = Field(description="an LLM still owes part of the session (retried later)")
+    reason: str | None = None
+    counts: dict[str, int] | None = None
+    degraded_reason: str | None = None
+    usage: Usage | None = None
+
+
+class CreatedToken(Out):
+    token: str = Field(description="shown only in this response")
+    token_id: str
+    user_id: str
+    label: str | None
+    created_at: int
+
+
+class TokenInfo(Out):
+    token_id: str
+    user_id: str
+    label: str | None
+    created_at: int
+    revoked_at: int | None
+
+
+class TokenList(Out):
+    tokens: list[TokenInfo]
+
+
+class Revoked(Out):
+    revoked: str
+
+
+class Version(Out):
+    version: int
+    change_kind: str
+    changes: dict[str, Any]
+    session_id: str | None
+    recorded_at: int
+    entity: dict[str, Any] | None = Field(
+        default=None, description="the entity as this version left it (not in `changes`)"
+    )
+
+
+class History(Out):
+    type: EntityType
+    id: str
+    versions: list[Version]
+
+
+class EntityChanges(Out):
+    type: EntityType
+    id: str
+    name: str | None
+    status: str = Field(description="live | deleted | expired, after its last change here")
+    current: dict[str, Any] | None = None
+    changes: list[Version]
+
+
+class Changes(Out):
+    since: int
+    entities: list[EntityChanges]
+    count: int
+
+
+class MetricTrend(Out):
+    id: str
+    kpi: str | None
+    campaign: str | None
+    unit: str | None
+    first: float
+    last: float
+    min: float
+    max: float
+    observations: int
+    first_at: int
+    last_at: int
+    direction: str | None
+    trend: str | None
+
+
+class PainPointTrend(Out):
+    id: str
+    name: str
+    first_seen: int
+    last_seen: int
+    frequency: int
+    resolved: bool
+    severity: str | None
+    live: bool
+
+
+class Trends(Out):
+    metrics: list[MetricTrend]
+    pain_points: list[PainPointTrend]
+
+
+class MetricObservationRow(BaseModel):
+    """A ledger row as stored (snake_case, as D1 returns it)."""
+
+    metric_id: str
+    campaign: str | None
+    kpi: str | None
+    value: float
+    unit: str | None
+    observed_at: int
+    session_id: str | None
+
+
+class VersionOf(Version):
+    type: EntityType
+    id: str
+
+
+class Export(Out):
+    user_id: str
+    exported_at: int
+    entities: list[Entity]
+    history: list[VersionOf]
+    metric_observations: list[MetricObservationRow]
+
+
+class Forgotten(Out):
+    complete: bool = Field(description="false: keys remain; repeat the call")
+    kv_keys_deleted: int
+    ledger_rows_deleted: dict[str, int] | None = None
+    tokens_deleted: int | None = None
+
+
+class Reindexed(Out):
+    entries: int
+    restored: int
+    dropped: int
+    refreshed: int
