@@ -35,7 +35,6 @@ import {
 const started = performance.now();
 const LOCAL_DIR = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.resolve(LOCAL_DIR, "..");
-const CONFIG_PATH = path.join(REPO, "wrangler.toml");
 const WHEELS_DIR = path.join(LOCAL_DIR, ".wheels");
 // The wheels unpacked once (per wheel set) and the bytecode cache, both gitignored.
 const PACKAGES_DIR = path.join(LOCAL_DIR, ".pyodide-packages");
@@ -57,11 +56,14 @@ const { values: opts } = parseArgs({
     // `--var NAME=VALUE`, repeatable: a var or secret over wrangler.toml and .dev.vars, as
     // `wrangler dev --var` does (e.g. `--var API_TOKEN=...` to run with auth on).
     var: { type: "string", multiple: true, default: [] },
+    // Another wrangler.toml for the bindings (e.g. a test's smaller `[[ratelimits]]` limit).
+    config: { type: "string" },
     // The Python module (on src/) that exports `Default`; other values are for testing the host.
     entry: { type: "string", default: "entry" },
   },
 });
 const port = Number(opts.port ?? process.env.PORT ?? 8787);
+const CONFIG_PATH = path.resolve(opts.config ?? path.join(REPO, "wrangler.toml"));
 // The directory that holds kv/, d1/, ...: what `wrangler ... --local` uses is
 // `<config dir>/.wrangler/state/v3`, and `--persist-to X` means `X/v3`.
 const persistPath = path.resolve(

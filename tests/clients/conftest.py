@@ -1,7 +1,7 @@
 """Fixtures for the client, CLI, hooks, MCP server and example tests.
 
-ONE real local host (Pyodide + Miniflare, `tests.e2e.hostproc.start_host`) per test session,
-with its own state directory and a bearer token, so every request here goes through auth.
+ONE real local host (Pyodide + Miniflare) per test session, shared with the browser tests
+(`token_host` in tests/conftest.py), with a bearer token, so every request goes through auth.
 Each test uses its own user id, so tests share the host without sharing data. Never skipped:
 when the host cannot start, the tests using it fail with its output.
 """
@@ -12,14 +12,14 @@ import os
 import subprocess
 import sys
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.e2e.hostproc import Host, HostError, start_host
+from tests.conftest import SHARED_TOKEN
+from tests.e2e.hostproc import Host
 
-TOKEN = "clients-test-token"
+TOKEN = SHARED_TOKEN
 REPO = Path(__file__).resolve().parents[2]
 #: The client package of this working tree, ahead of any installed copy (an install that is not
 #: editable would otherwise test stale code); subprocesses get it through PYTHONPATH.
@@ -29,13 +29,9 @@ if sys.path[0] != CLIENT_SRC:
 
 
 @pytest.fixture(scope="session")
-def host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Host]:
-    persist_dir = tmp_path_factory.mktemp("clients-state") / "v3"
-    try:
-        with start_host(persist_dir, ["--var", f"API_TOKEN={TOKEN}"]) as running:
-            yield running
-    except HostError as exc:
-        pytest.fail(str(exc))
+def host(token_host: Host) -> Host:
+    """The session's shared host with auth on (tests/conftest.py)."""
+    return token_host
 
 
 @pytest.fixture

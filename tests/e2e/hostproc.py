@@ -6,7 +6,6 @@ Used by the end-to-end fixtures and by the benchmarks. Needs what `scripts/setup
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import signal
@@ -18,6 +17,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from tests.e2e import miniflare_state
 
 REPO = Path(__file__).resolve().parents[2]
 READY = re.compile(r"ready on (http://\S+) in (\d+) ms")
@@ -68,16 +69,15 @@ class Host:
         return done
 
     def d1(self, sql: str) -> list[dict]:
-        """Rows of one SQL statement run directly against the host's local D1 (HISTORY)."""
-        out = self.wrangler("d1", "execute", "HISTORY", "--command", sql, "--json")
-        return json.loads(out.stdout)[0]["results"]
+        """Rows of one read-only SQL statement against the host's local D1 (HISTORY)."""
+        return miniflare_state.d1(self.persist_dir, sql)
 
     def kv_list(self, prefix: str) -> list[dict]:
-        out = self.wrangler("kv", "key", "list", "--binding", "ENTITIES", "--prefix", prefix)
-        return json.loads(out.stdout)
+        return miniflare_state.kv_list(self.persist_dir, prefix)
 
     def kv_get(self, key: str) -> str:
-        return self.wrangler("kv", "key", "get", key, "--binding", "ENTITIES").stdout
+        """A key's value; "" when absent (as `wrangler kv key get` prints nothing)."""
+        return miniflare_state.kv_get(self.persist_dir, key) or ""
 
     def run_host(self, *args: str, timeout: float = START_TIMEOUT_S) -> subprocess.CompletedProcess:
         """Another `node local/host.mjs` run (e.g. --selftest-kv) on this session's state."""

@@ -28,14 +28,16 @@ from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
 
-from .hostproc import REPO, Host, HostError, start_host
+from tests.conftest import SHARED_TOKEN
+
+from .hostproc import REPO, Host
 
 pytestmark = pytest.mark.e2e
 
 CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
 CHROMEDRIVER = Path(os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver"))
 ARTIFACTS = REPO / "test-artifacts" / "web"
-ADMIN = "web-e2e-admin-token-0123456789"
+ADMIN = SHARED_TOKEN
 USER = "web-ann"
 #: Generous: the host shares 2 cores with other work; this is a ceiling, not a measurement.
 WAIT_S = 60
@@ -57,14 +59,9 @@ NOW = datetime.now(UTC).replace(microsecond=0)
 
 
 @pytest.fixture(scope="module")
-def web_host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Host]:
-    persist_dir = tmp_path_factory.mktemp("wrangler-web") / "v3"
-    args = ["--var", f"API_TOKEN={ADMIN}", "--var", "ALLOW_CLOCK_OVERRIDE=1"]
-    try:
-        with start_host(persist_dir, args) as running:
-            yield running
-    except HostError as exc:
-        pytest.fail(str(exc))
+def web_host(token_host: Host) -> Host:
+    """The session's shared host with auth on (tests/conftest.py)."""
+    return token_host
 
 
 def _browser(user_data: Path) -> WebDriver:
