@@ -32,7 +32,6 @@ function forwardingClass(className, methods) {
 
 export const KvNamespace = forwardingClass("KvNamespace", [
   "get",
-  "getWithMetadata",
   "put",
   "delete",
   "list",

@@ -85,13 +85,10 @@ async def run(js_env):
         else:
             raise AssertionError("WorkersKV must refuse what KV refuses, with KVError")
 
-    value, metadata = await kv.get_with_metadata(kept)
-    _check(value == doc and metadata == meta, f"get_with_metadata: {value!r}, {metadata!r}")
-    _assert_plain(metadata, "get_with_metadata.metadata")
-    _check(
-        await kv.get_with_metadata(prefix + "missing") == (None, None), "missing -> (None, None)"
-    )
-    _check((await kv.get_with_metadata(prefix + "plain"))[1] is None, "no metadata -> None")
+    listed = {k.name: k.metadata for k in (await kv.list(prefix=prefix)).keys}
+    _check(listed.get(kept) == meta, f"list metadata: {listed.get(kept)!r}")
+    _assert_plain(listed.get(kept), "list metadata")
+    _check(prefix + "plain" in listed and listed[prefix + "plain"] is None, "no metadata -> None")
 
     # Paging: 6 keys under the prefix, 4 under item:, read 3 at a time.
     names, cursor, pages = [], None, 0

@@ -61,13 +61,6 @@ class WorkersKV:
         found = _plain(found) if found is not None else {}
         return {key: found.get(key) for key in keys}
 
-    async def get_with_metadata(self, key: str) -> tuple[Any | None, dict[str, Any] | None]:
-        result = await self._kv.getWithMetadata(key, "json")
-        if result is None:
-            return None, None
-        result = _plain(result)
-        return result.get("value"), result.get("metadata")
-
     async def put(
         self,
         key: str,

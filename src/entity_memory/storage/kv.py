@@ -50,8 +50,6 @@ class KVNamespace(Protocol):
         """One bulk read of at most `MAX_BULK_GET_KEYS` keys; missing keys map to None."""
         ...
 
-    async def get_with_metadata(self, key: str) -> tuple[Any | None, dict[str, Any] | None]: ...
-
     async def put(
         self,
         key: str,
@@ -117,6 +115,8 @@ class InMemoryKV:
         return {key: await self.get_json(key) for key in keys}
 
     async def get_with_metadata(self, key: str) -> tuple[Any | None, dict[str, Any] | None]:
+        """A key's value and metadata: for tests that inspect what was stored (the core reads
+        metadata only through `list`)."""
         item = self._live(key)
         if item is None:
             return None, None
@@ -176,7 +176,7 @@ class CountingKV:
 
     @property
     def reads(self) -> int:
-        return self.ops["get"] + self.ops["get_bulk"] + self.ops["get_with_metadata"]
+        return self.ops["get"] + self.ops["get_bulk"]
 
     @property
     def writes(self) -> int:
@@ -195,11 +195,6 @@ class CountingKV:
         for key in keys:
             self.keys_read[key] += 1
         return await self.inner.get_json_many(keys)
-
-    async def get_with_metadata(self, key: str) -> tuple[Any | None, dict[str, Any] | None]:
-        self.ops["get_with_metadata"] += 1
-        self.keys_read[key] += 1
-        return await self.inner.get_with_metadata(key)
 
     async def put(
         self,
