@@ -8,7 +8,7 @@ For users holding 100, 1,000 and 10,000 entities, it measures `upsert_many` of 2
   latency is estimated as (its KV operations) x (the host's measured cost of one KV read) and
   labelled as an estimate.
 
-Run: `.venv/bin/python bench/bench_store.py [--sizes 100,1000,10000] [--host-url URL | --no-host]`
+Run: `.venv/bin/python -m bench.bench_store [--sizes 100,1000,10000] [--host-url URL | --no-host]`
 (without --host-url it starts the local host itself on a fresh state directory).
 """
 
@@ -17,20 +17,18 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT / "src"), str(ROOT)]
+from bench.spec_way import SpecWayStore
+from entity_memory.domain.models import EntityInputBase, entity_input_adapter
+from entity_memory.storage.kv import CountingKV, InMemoryKV
+from entity_memory.storage.store import EntityStore
 
-from bench.spec_way import SpecWayStore  # noqa: E402
-from entity_memory.domain.models import EntityInputBase, entity_input_adapter  # noqa: E402
-from entity_memory.storage.kv import CountingKV, InMemoryKV  # noqa: E402
-from entity_memory.storage.store import EntityStore  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 TASK = "Review bidding on Campaign 42 and its cost per acquisition"
 REPEATS = 15

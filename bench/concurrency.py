@@ -1,7 +1,7 @@
 """Concurrent writers on the local host: index drift, lost entities, lost versions.
 
-    .venv/bin/python bench/concurrency.py                       # start a host on a temp dir
-    .venv/bin/python bench/concurrency.py --url http://127.0.0.1:8787 --clients 8 --batches 50
+    .venv/bin/python -m bench.concurrency                       # start a host on a temp dir
+    .venv/bin/python -m bench.concurrency --url http://127.0.0.1:8787 --clients 8 --batches 50
 
 Part 1: `--clients` clients each send `--batches` batch upserts of new entities for ONE user,
 all at once. Every batch reads the user's index and writes it back whole, so concurrent batches
@@ -23,12 +23,9 @@ import asyncio
 import sys
 import time
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 import httpx
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.load import host_url, percentile
 

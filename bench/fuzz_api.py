@@ -1,7 +1,7 @@
 """Fuzz every operation of `/openapi.json` on the real local host with schemathesis.
 
-    .venv/bin/python bench/fuzz_api.py                 # start a host on a temp dir, fuzz, stop
-    .venv/bin/python bench/fuzz_api.py --url http://127.0.0.1:8787 --max-examples 20
+    .venv/bin/python -m bench.fuzz_api                 # start a host on a temp dir, fuzz, stop
+    .venv/bin/python -m bench.fuzz_api --url http://127.0.0.1:8787 --max-examples 20
 
 Positive and negative data for every operation, bounded by `--max-examples` per operation and
 mode and by `--time-limit` overall. Checks: no 5xx (`not_a_server_error`) and the response
@@ -30,11 +30,9 @@ from hypothesis.errors import Unsatisfiable
 from schemathesis.checks import not_a_server_error
 from schemathesis.core.failures import Failure, FailureGroup
 from schemathesis.specs.openapi.checks import response_schema_conformance
+from tests.e2e.hostproc import start_host
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from tests.e2e.hostproc import start_host  # noqa: E402
 
 CHECKS = [not_a_server_error, response_schema_conformance]
 ID_SCHEMA = {"type": "string", "pattern": "^[A-Za-z0-9._@+-]{1,128}$"}

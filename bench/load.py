@@ -1,7 +1,7 @@
 """Load the local host with a realistic mix and check afterwards that nothing was lost.
 
-    .venv/bin/python bench/load.py                          # start a host on a temp dir
-    .venv/bin/python bench/load.py --url http://127.0.0.1:8787 --clients 8 --requests 400
+    .venv/bin/python -m bench.load                          # start a host on a temp dir
+    .venv/bin/python -m bench.load --url http://127.0.0.1:8787 --clients 8 --requests 400
 
 Loopback only, bounded by `--requests` (total) and `--duration` (seconds). N concurrent
 clients over a few users send context reads (60%), batch upserts (30%) and session
@@ -30,11 +30,9 @@ from typing import Any
 from urllib.parse import urlparse
 
 import httpx
+from tests.e2e.hostproc import start_host
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from tests.e2e.hostproc import start_host  # noqa: E402
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 KINDS = ("context", "upsert", "extract")

@@ -6,7 +6,7 @@ export the stored entities and ledger, then run each probe's context request (li
 probe's date. Works against any base URL (the local host, a deployed Worker) or an in-process
 ASGI app, through an httpx client.
 
-Run: `.venv/bin/python bench/replay.py [--url URL] [--extractor rules|workers-ai|openai]`
+Run: `.venv/bin/python -m bench.replay [--url URL] [--extractor rules|workers-ai|openai]`
 (without --url it runs the app in process on in-memory KV and SQLite D1; with --url, a host or
 a deployed Worker started with `ALLOW_CLOCK_OVERRIDE=1`). In process, `--llm-base-url URL`
 (plus `--llm-model`, `--llm-context-tokens`, `--llm-max-tokens`, `--llm-temperature`; the key
@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,13 +28,12 @@ from typing import Any
 
 import httpx
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT / "src"), str(ROOT)]
+from bench import eval_scoring as score
+from entity_memory.http.deps import CLOCK_HEADER
 
-from bench import eval_scoring as score  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 EVAL_DIR = ROOT.parent / "shared" / "eval" / "dev"
-CLOCK_HEADER = "X-Entity-Memory-Now"
 
 
 @dataclass

@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from bench.eval_scoring import (  # noqa: E402
+from bench.eval_scoring import (
     assign,
     band,
     changed_current,
@@ -23,6 +18,8 @@ from bench.eval_scoring import (  # noqa: E402
     normalise,
     recall,
 )
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def ent(type_: str, name: str, **kw: object) -> dict:
