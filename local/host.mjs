@@ -31,6 +31,11 @@ import {
   presentEnv,
   settleAll,
 } from "./runtime.mjs";
+import {
+  LOCAL_EMBEDDING_MODEL,
+  startEmbeddingServer,
+  withLocalEmbeddings,
+} from "./embeddings.mjs";
 
 const started = performance.now();
 const LOCAL_DIR = path.dirname(fileURLToPath(import.meta.url));
@@ -64,6 +69,8 @@ const { values: opts } = parseArgs({
 });
 const port = Number(opts.port ?? process.env.PORT ?? 8787);
 const CONFIG_PATH = path.resolve(opts.config ?? path.join(REPO, "wrangler.toml"));
+// The local embedding model loads in its own process while Pyodide starts.
+const embeddings = opts["selftest-kv"] ? null : startEmbeddingServer(REPO);
 // The directory that holds kv/, d1/, ...: what `wrangler ... --local` uses is
 // `<config dir>/.wrangler/state/v3`, and `--persist-to X` means `X/v3`.
 const persistPath = path.resolve(
@@ -192,7 +199,7 @@ site.addsitedir(${JSON.stringify(PY_SITE)})  # already on sys.path; this runs it
 
   const proxy = await proxyPromise;
   lap("platform proxy ready");
-  Object.assign(env, presentEnv(proxy.env, config));
+  Object.assign(env, presentEnv(proxy.env, config, (ai) => withLocalEmbeddings(ai, embeddings)));
   for (const pair of opts.var) {
     const eq = pair.indexOf("=");
     if (eq < 1) fail(`--var takes NAME=VALUE, got ${JSON.stringify(pair)}`);
@@ -202,6 +209,11 @@ site.addsitedir(${JSON.stringify(PY_SITE)})  # already on sys.path; this runs it
   // so (`--var EXTRACTOR=workers-ai`, or an LLM_BASE_URL): `auto` means the rules, instead of
   // every extraction coming back degraded with "needs to be run remotely".
   if ((env.EXTRACTOR ?? "auto") === "auto" && !env.LLM_BASE_URL) env.EXTRACTOR = "rules";
+  // Production's embedding model cannot answer here; the local one does, under its own name
+  // (vectors are tagged with it). `--var EMBEDDING_MODEL=off` turns the channel off.
+  if (String(env.EMBEDDING_MODEL ?? "").startsWith("@cf/")) {
+    env.EMBEDDING_MODEL = LOCAL_EMBEDDING_MODEL;
+  }
   return { pyodide, dispatch, entrypoint, env, proxy };
 }
 

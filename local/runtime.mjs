@@ -48,7 +48,8 @@ export const D1Database = forwardingClass("D1Database", [
 export const Ai = forwardingClass("Ai", ["run", "models", "gateway", "autorag", "toMarkdown"]);
 
 // Present the platform proxy's env the way workerd would: vars as strings, bindings wrapped.
-export function presentEnv(rawEnv, config) {
+// `wrapAi` may stand in for parts of the AI binding (local/embeddings.mjs).
+export function presentEnv(rawEnv, config, wrapAi = (binding) => binding) {
   const kinds = new Map();
   for (const kv of config.kv_namespaces ?? []) kinds.set(kv.binding, KvNamespace);
   for (const d1 of config.d1_databases ?? []) kinds.set(d1.binding, D1Database);
@@ -56,7 +57,8 @@ export function presentEnv(rawEnv, config) {
   const env = {};
   for (const [name, value] of Object.entries(rawEnv)) {
     const Wrapper = kinds.get(name);
-    env[name] = Wrapper ? new Wrapper(value) : value;
+    const binding = Wrapper === Ai ? wrapAi(value) : value;
+    env[name] = Wrapper ? new Wrapper(binding) : value;
   }
   return env;
 }

@@ -164,6 +164,8 @@ async def test_store_retrieval_orders_by_relevance_and_explains(
         "recency",
         "matchedTerms",
         "alwaysInjected",
+        "lexical",
+        "semantic",
     }
 
 

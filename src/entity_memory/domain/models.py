@@ -291,9 +291,18 @@ class IndexEntry(CamelModel):
     keywords: list[str] = Field(default_factory=list)
     #: How many leading keywords come from the name (weighted higher in ranking).
     name_terms: int = 0
+    #: The entity's embedding as packed sign bits (embeddings/vectors.py); None: no vector.
+    vec: str | None = None
 
 
 class EntityIndex(CamelModel):
     model_config = ConfigDict(extra="ignore")
 
     entries: list[IndexEntry] = Field(default_factory=list)
+    #: The embedding model every `vec` in this index came from.
+    vector_model: str | None = None
+    #: The running mean of the vectors embedded so far, and how many it averages. Embedding
+    #: models put every text in a narrow cone, so raw sign bits mostly encode that shared
+    #: direction; signs of (vector - mean) encode what tells entities apart.
+    vector_center: list[float] | None = None
+    vector_count: SafeCount = 0

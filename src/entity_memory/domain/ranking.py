@@ -21,6 +21,9 @@ RELEVANCE_WEIGHT = 0.6
 IMPORTANCE_WEIGHT = 0.3
 RECENCY_WEIGHT = 0.1
 RECENCY_HORIZON_DAYS = 180
+#: Share of relevance taken by semantic similarity where both signals exist (the rest is
+#: lexical). Half and half: the issue's prototype measured 0.79 -> 0.84 hit@10 with it.
+SEMANTIC_SHARE = 0.5
 DAY_MS = 24 * 60 * 60 * 1000
 #: Types injected whenever the user has any (SPEC best practice 4), up to this many each.
 ALWAYS_INJECT = ("preference", "pain_point")
@@ -75,6 +78,9 @@ class Score:
     recency: float
     matched_terms: tuple[str, ...]
     always_injected: bool = False
+    #: The two signals behind relevance; semantic is None without vectors (lexical only).
+    lexical: float = 0.0
+    semantic: float | None = None
 
     def to_json_dict(self) -> dict[str, object]:
         return {
@@ -87,6 +93,8 @@ class Score:
             "recency": round(self.recency, 6),
             "matchedTerms": list(self.matched_terms),
             "alwaysInjected": self.always_injected,
+            "lexical": round(self.lexical, 6),
+            "semantic": None if self.semantic is None else round(self.semantic, 6),
         }
 
 
@@ -111,10 +119,24 @@ def _hits(entry: IndexEntry, query: Sequence[str]) -> tuple[list[tuple[str, int]
     return hits, len(keywords) + (_NAME_BOOST - 1) * n_name
 
 
+def mix_relevance(lexical: float, semantic: float | None) -> float:
+    """Relevance from both signals; an entry without a vector keeps its lexical score."""
+    if semantic is None:
+        return lexical
+    return (1 - SEMANTIC_SHARE) * lexical + SEMANTIC_SHARE * semantic
+
+
 def score_entries(
-    entries: Sequence[IndexEntry], task: str, now_ms: int, top: int | None = None
+    entries: Sequence[IndexEntry],
+    task: str,
+    now_ms: int,
+    top: int | None = None,
+    semantic: Sequence[float | None] | None = None,
 ) -> list[Score]:
     """Score every entry for `task`, best first; ties go to the more recent, then by name.
+
+    `semantic` is each entry's 0..1 semantic similarity to the task (None where it has no
+    vector), aligned with `entries`; without it ranking is lexical only.
 
     With `top`, only what `select(..., top)` can use comes back: the best `top`, plus the best
     few of each always-injected type. A heap picks them (O(n log k)) instead of sorting every
@@ -135,13 +157,15 @@ def score_entries(
     }
     best_possible = sum(idf.values())
 
+    similarity = semantic if semantic is not None else [None] * len(entries)
     scores: list[Score] = []
-    for entry, (hits, length) in zip(entries, matched_docs, strict=True):
-        relevance = 0.0
+    for entry, (hits, length), sem in zip(entries, matched_docs, similarity, strict=True):
+        lexical = 0.0
         if hits and best_possible:
             length_norm = 1 - _B + _B * length / avg_len
             raw = sum(idf[t] * min(1.0, _saturate(tf, length_norm) / _FULL_MATCH) for t, tf in hits)
-            relevance = min(1.0, raw / best_possible)
+            lexical = min(1.0, raw / best_possible)
+        relevance = mix_relevance(lexical, sem)
         matched = [t for t, _ in hits]
         importance = min(1.0, max(0.0, entry.importance))
         recency = recency_score(entry.updated_at, now_ms)
@@ -158,6 +182,8 @@ def score_entries(
                 importance,
                 recency,
                 tuple(matched),
+                lexical=lexical,
+                semantic=sem,
             )
         )
 

@@ -15,6 +15,7 @@ from typing import Annotated
 from fastapi import Depends, Path, Request
 
 from entity_memory.domain.keys import validate_id, validate_type
+from entity_memory.embeddings.embedder import build_embedder
 from entity_memory.extraction.registry import ExtractorFactory
 from entity_memory.http.errors import ApiError
 from entity_memory.service.auth import Principal, TokenStore
@@ -80,7 +81,8 @@ async def ledger(b: BindingsDep) -> Ledger:
 async def store(
     b: BindingsDep, history: Annotated[Ledger | None, Depends(optional_ledger)]
 ) -> EntityStore:
-    return EntityStore(b.kv, b.settings, b.clock, history)
+    embedder = build_embedder(b.settings.embedding_model, b.ai_run)
+    return EntityStore(b.kv, b.settings, b.clock, history, embedder=embedder)
 
 
 async def extractor_factory(request: Request) -> ExtractorFactory:

@@ -116,6 +116,8 @@ class ScoreOut(Out):
     recency: float
     matched_terms: list[str]
     always_injected: bool
+    lexical: float = Field(description="keyword relevance, 0..1")
+    semantic: float | None = Field(description="embedding relevance, 0..1; null: no vector")
 
 
 class ContextResponse(Out):
@@ -269,3 +271,4 @@ class Reindexed(Out):
     restored: int
     dropped: int
     refreshed: int
+    embedded: int = Field(default=0, description="entries given a vector (backfill)")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from entity_memory.embeddings.embedder import build_embedder
 from entity_memory.service.settings import Bindings
 from entity_memory.storage.ledger import Ledger
 from entity_memory.storage.store import EntityStore
@@ -40,5 +41,6 @@ async def scheduled_reindex(bindings: Bindings) -> dict[str, Any]:
     if bindings.db is None:
         return {"users": 0, "skipped": "no D1 ledger bound"}
     ledger = Ledger(bindings.db)
-    store = EntityStore(bindings.kv, bindings.settings, bindings.clock, ledger)
+    embedder = build_embedder(bindings.settings.embedding_model, bindings.ai_run)
+    store = EntityStore(bindings.kv, bindings.settings, bindings.clock, ledger, embedder=embedder)
     return await reindex_recent_users(store, ledger)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from entity_memory.embeddings.embedder import build_embedder
 from entity_memory.extraction.base import Message
 from entity_memory.extraction.registry import ExtractorFactory, build_extractor
 from entity_memory.service.extract_session import (
@@ -80,5 +81,6 @@ async def scheduled_retry_pending(bindings: Bindings) -> dict[str, Any]:
     if bindings.db is None:
         return {"due": 0, "skipped": "no D1 ledger bound"}
     ledger = Ledger(bindings.db)
-    store = EntityStore(bindings.kv, bindings.settings, bindings.clock, ledger)
+    embedder = build_embedder(bindings.settings.embedding_model, bindings.ai_run)
+    store = EntityStore(bindings.kv, bindings.settings, bindings.clock, ledger, embedder=embedder)
     return await retry_pending_sessions(store, ledger, bindings)

@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from entity_memory.embeddings.embedder import AiRun
 from entity_memory.storage.d1 import D1Database
 from entity_memory.storage.kv import KVNamespace
 
@@ -140,6 +141,8 @@ class Settings:
     api_token: str | None = None
     #: Honour `X-Entity-Memory-Now` (replaying dated sessions in evaluations). Never in production.
     allow_clock_override: bool = False
+    #: `EMBEDDING_MODEL`: the Workers AI model of the semantic channel; None or "off": lexical.
+    embedding_model: str | None = None
 
     def ttl_seconds(self, entity_type: str) -> int:
         return self.ttl_days[entity_type] * DAY_SECONDS
@@ -161,7 +164,10 @@ class Settings:
         token = lookup("API_TOKEN")
         token = str(token) if token is not None and str(token) else None
         override = str(lookup("ALLOW_CLOCK_OVERRIDE") or "").strip().lower() in ("1", "true")
-        return cls(ttl_days=ttl, api_token=token, allow_clock_override=override)
+        model = str(lookup("EMBEDDING_MODEL") or "").strip() or None
+        return cls(
+            ttl_days=ttl, api_token=token, allow_clock_override=override, embedding_model=model
+        )
 
 
 #: POST a JSON body: (url, headers, body bytes, timeout seconds) -> (HTTP status, response text)
@@ -173,8 +179,6 @@ HttpPost = Callable[
 ]
 #: The Workers rate-limit binding: key -> whether this call is within the key's budget.
 RateLimit = Callable[[str], Awaitable[bool]]
-#: Workers AI: (model, inputs) -> the model's output as Python data.
-AiRun = Callable[[str, dict[str, Any]], Awaitable[Any]]
 
 
 @dataclass

