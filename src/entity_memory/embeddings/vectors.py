@@ -109,7 +109,7 @@ class QueryPlanes:
 #: How many entries with vectors standardising needs; below it, ranking is lexical only.
 MIN_ENTRIES_FOR_SEMANTIC = 3
 #: Standard deviations above the user's mean similarity where relevance starts, and the span
-#: over which it reaches 1. An entity a task means stands out from the rest of the memory;
+#: over which it reaches 1. An entity a task means stands out from the other entries;
 #: reading the score relative to the user's own entries makes it model-independent.
 Z_START = 1.0
 Z_SPAN = 2.0
