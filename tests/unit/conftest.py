@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from entity_memory.domain.models import EntityInputBase
 from entity_memory.service.settings import Settings
 from entity_memory.storage.d1 import CountingD1, SQLiteD1
 from entity_memory.storage.kv import CountingKV, InMemoryKV
 from entity_memory.storage.ledger import Ledger
-from entity_memory.storage.store import EntityStore
+from entity_memory.storage.store import EntityStore, UpsertResult
 
 T0 = 1_780_000_000_000  # 2026-05-28, epoch ms
 DAY = 24 * 60 * 60 * 1000
@@ -65,3 +66,10 @@ def ledger(db: CountingD1) -> Ledger:
 def lstore(kv: CountingKV, clock: Clock, ledger: Ledger) -> EntityStore:
     """A store that writes the D1 ledger too."""
     return EntityStore(kv, Settings(), clock, ledger)
+
+
+async def upsert_one(
+    store: EntityStore, user_id: str, item: EntityInputBase, session_id: str
+) -> UpsertResult:
+    """One entity through the batch path, the only write path the store has."""
+    return (await store.upsert_many(user_id, [item], session_id))[0]

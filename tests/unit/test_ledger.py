@@ -12,7 +12,7 @@ from entity_memory.storage.kv import CountingKV, InMemoryKV
 from entity_memory.storage.ledger import Ledger
 from entity_memory.storage.store import EntityStore
 
-from .conftest import DAY, REPO, T0, Clock
+from .conftest import DAY, REPO, T0, Clock, upsert_one
 from .factories import all_five, campaign, metric, pain_point
 
 
@@ -23,11 +23,12 @@ async def rows(db: CountingD1, sql: str, *params: Any) -> list[dict[str, Any]]:
 async def test_three_upserts_with_a_strategy_change_give_three_versions(
     lstore: EntityStore, ledger: Ledger, clock: Clock
 ) -> None:
-    await lstore.upsert("u1", campaign(), "s1")
+    await upsert_one(lstore, "u1", campaign(), "s1")
     clock.advance(DAY)
-    await lstore.upsert("u1", campaign(content="Alpha is doing fine on tCPA"), "s2")
+    await upsert_one(lstore, "u1", campaign(content="Alpha is doing fine on tCPA"), "s2")
     clock.advance(DAY)
-    await lstore.upsert(
+    await upsert_one(
+        lstore,
         "u1",
         campaign(content="Alpha moved to max conversions", metadata={"strategy": "max conv"}),
         "s3",
@@ -79,7 +80,7 @@ async def test_metric_values_are_observations_and_contradictions(
     lstore: EntityStore, ledger: Ledger, db: CountingD1, clock: Clock
 ) -> None:
     for i, value in enumerate([52.0, 47.0, 41.0]):
-        await lstore.upsert("u1", metric(value=value), f"s{i}")
+        await upsert_one(lstore, "u1", metric(value=value), f"s{i}")
         clock.advance(DAY)
     obs = await ledger.metric_observations("u1")
     assert [(o["value"], o["observed_at"], o["session_id"]) for o in obs] == [
@@ -152,7 +153,7 @@ async def test_changes_since_returns_only_later_changes(
     clock.advance(DAY)
     since = clock.now
     clock.advance(1)
-    await lstore.upsert("u1", campaign(metadata={"budget": 300}), "s2")
+    await upsert_one(lstore, "u1", campaign(metadata={"budget": 300}), "s2")
     await lstore.delete("u1", "pain_point", "conversion-tracking-gaps")
     grouped = await ledger.changes_since("u1", since)
     assert [(g["type"], g["id"]) for g in grouped] == [
@@ -171,10 +172,10 @@ async def test_changes_since_returns_only_later_changes(
 async def test_a_deletion_is_its_own_version_and_changes_show_the_entity_deleted(
     lstore: EntityStore, ledger: Ledger, clock: Clock
 ) -> None:
-    await lstore.upsert("u1", campaign(), "s1")
+    await upsert_one(lstore, "u1", campaign(), "s1")
     since = clock.now
     clock.advance(1)
-    await lstore.upsert("u1", campaign(metadata={"budget": 300}), "s2")
+    await upsert_one(lstore, "u1", campaign(metadata={"budget": 300}), "s2")
     clock.advance(1)
     assert await lstore.delete("u1", "campaign", "campaign-alpha")
     history = await ledger.history("u1", "campaign", "campaign-alpha")
@@ -287,7 +288,7 @@ async def test_scheduled_reindex_visits_recent_writers(
 
 async def test_export_round_trips(lstore: EntityStore, ledger: Ledger) -> None:
     await lstore.upsert_many("u1", all_five(), "s1")
-    await lstore.upsert("u1", campaign(metadata={"budget": 200}), "s2")
+    await upsert_one(lstore, "u1", campaign(metadata={"budget": 200}), "s2")
     entities = await lstore.live_entities("u1")
     versions = await ledger.all_versions("u1")
     doc = json.loads(
@@ -313,9 +314,9 @@ def test_migrations_apply_twice_from_empty() -> None:
 async def test_a_version_the_ledger_missed_is_recorded_on_the_next_upsert(
     lstore: EntityStore, db: CountingD1
 ) -> None:
-    await lstore.upsert("u1", campaign(), "s1")
+    await upsert_one(lstore, "u1", campaign(), "s1")
     await db.inner.all("DELETE FROM entity_versions")  # as if the ledger write had failed
-    again = await lstore.upsert("u1", campaign(), "s1")
+    again = await upsert_one(lstore, "u1", campaign(), "s1")
     assert again.status == "unchanged"
     rows = await rows_of(db)
     assert [(r["version"], r["change_kind"]) for r in rows] == [(1, "updated")]
@@ -324,7 +325,7 @@ async def test_a_version_the_ledger_missed_is_recorded_on_the_next_upsert(
 async def test_a_deletion_the_ledger_missed_is_recorded_on_retry(
     lstore: EntityStore, memkv: InMemoryKV, db: CountingD1
 ) -> None:
-    await lstore.upsert("u1", campaign(), "s1")
+    await upsert_one(lstore, "u1", campaign(), "s1")
     await memkv.delete("entity:u1:campaign:campaign-alpha")  # KV deleted, ledger write lost
     assert await lstore.delete("u1", "campaign", "campaign-alpha") is True
     assert [r["change_kind"] for r in await rows_of(db)] == ["created", "deleted"]

@@ -7,7 +7,7 @@ from entity_memory.service.settings import Settings
 from entity_memory.storage.kv import CountingKV, InMemoryKV
 from entity_memory.storage.store import EntityStore
 
-from .conftest import DAY, T0, Clock
+from .conftest import DAY, T0, Clock, upsert_one
 from .factories import all_five, campaign, metric, pain_point, preference
 
 TTL_DAYS = {"preference": 180, "pain_point": 180, "decision": 365, "campaign": 180, "metric": 30}
@@ -133,9 +133,10 @@ async def test_ttls_come_from_settings(memkv: InMemoryKV, clock: Clock) -> None:
 async def test_upsert_bumps_version_keeps_created_at_and_updates_fields(
     store: EntityStore, clock: Clock
 ) -> None:
-    await store.upsert("u1", campaign(), "s1")
+    await upsert_one(store, "u1", campaign(), "s1")
     clock.advance(DAY)
-    res = await store.upsert(
+    res = await upsert_one(
+        store,
         "u1",
         campaign(content="Alpha moved to maximize conversions", metadata={"strategy": "max conv"}),
         "s2",
@@ -149,23 +150,23 @@ async def test_upsert_bumps_version_keeps_created_at_and_updates_fields(
     assert res.changes["metadata.strategy"].old == "target CPA"
     assert res.changes["metadata.strategy"].new == "max conv"
     clock.advance(DAY)
-    e3 = (await store.upsert("u1", campaign(content="third"), "s3")).entity
+    e3 = (await upsert_one(store, "u1", campaign(content="third"), "s3")).entity
     assert (e3.version, e3.created_at) == (3, T0)
 
 
 async def test_lower_importance_is_averaged_higher_replaces(store: EntityStore) -> None:
-    await store.upsert("u1", campaign(importance=0.9), "s1")
-    lower = await store.upsert("u1", campaign(importance=0.5, content="changed"), "s2")
+    await upsert_one(store, "u1", campaign(importance=0.9), "s1")
+    lower = await upsert_one(store, "u1", campaign(importance=0.5, content="changed"), "s2")
     assert lower.entity.importance == pytest.approx(0.7)
-    higher = await store.upsert("u1", campaign(importance=0.95, content="again"), "s3")
+    higher = await upsert_one(store, "u1", campaign(importance=0.95, content="again"), "s3")
     assert higher.entity.importance == pytest.approx(0.95)
 
 
 async def test_same_name_differently_written_lands_on_one_key(
     store: EntityStore, memkv: InMemoryKV
 ) -> None:
-    await store.upsert("u1", campaign(name="Campaign Alpha"), "s1")
-    res = await store.upsert("u1", campaign(name="campaign  alpha", content="new"), "s2")
+    await upsert_one(store, "u1", campaign(name="Campaign Alpha"), "s1")
+    res = await upsert_one(store, "u1", campaign(name="campaign  alpha", content="new"), "s2")
     assert res.key == "entity:u1:campaign:campaign-alpha" and res.entity.version == 2
     assert res.entity.name == "Campaign Alpha"  # the first spelling stays canonical
     assert len((await memkv.list(prefix="entity:u1:")).keys) == 1
@@ -206,7 +207,7 @@ async def test_entity_named_twice_in_a_batch_is_written_once(
 
 async def test_metric_values_accumulate_a_bounded_history(store: EntityStore, clock: Clock) -> None:
     for i, value in enumerate([50.0, 46.0, 42.0]):
-        await store.upsert("u1", metric(value=value), f"s{i}")
+        await upsert_one(store, "u1", metric(value=value), f"s{i}")
         clock.advance(DAY)
     m = await store.get("u1", "metric", "alpha-cpa")
     assert m is not None and m.version == 3
@@ -216,19 +217,22 @@ async def test_metric_values_accumulate_a_bounded_history(store: EntityStore, cl
         (42.0, T0 + 2 * DAY, "s2"),
     ]
     for i in range(30):
-        await store.upsert("u1", metric(value=100.0 + i), f"t{i}")
+        await upsert_one(store, "u1", metric(value=100.0 + i), f"t{i}")
     m = await store.get("u1", "metric", "alpha-cpa")
     assert m is not None and len(m.metadata.history) == 20  # type: ignore[attr-defined]
     assert m.metadata.history[-1].value == 129.0  # type: ignore[attr-defined]
 
 
 async def test_pain_point_recurring_in_a_new_session_counts_up(store: EntityStore) -> None:
-    await store.upsert("u1", pain_point(), "s1")
-    again = await store.upsert("u1", pain_point(content="Tracking broke again"), "s2")
+    await upsert_one(store, "u1", pain_point(), "s1")
+    again = await upsert_one(store, "u1", pain_point(content="Tracking broke again"), "s2")
     assert again.entity.metadata.frequency == 2  # type: ignore[attr-defined]
     assert again.entity.metadata.resolved is False  # type: ignore[attr-defined]
-    fixed = await store.upsert(
-        "u1", pain_point(metadata={"resolved": True}, content="Fixed by server-side tagging"), "s3"
+    fixed = await upsert_one(
+        store,
+        "u1",
+        pain_point(metadata={"resolved": True}, content="Fixed by server-side tagging"),
+        "s3",
     )
     assert fixed.entity.metadata.frequency == 3  # type: ignore[attr-defined]
     assert fixed.entity.metadata.resolved is True  # type: ignore[attr-defined]
@@ -236,15 +240,15 @@ async def test_pain_point_recurring_in_a_new_session_counts_up(store: EntityStor
 
 
 async def test_renaming_by_explicit_id_keeps_the_old_name_as_alias(store: EntityStore) -> None:
-    await store.upsert("u1", campaign(name="Alpha", id="c-1"), "s1")
-    res = await store.upsert("u1", campaign(name="Alpha Search US", id="c-1"), "s2")
+    await upsert_one(store, "u1", campaign(name="Alpha", id="c-1"), "s1")
+    res = await upsert_one(store, "u1", campaign(name="Alpha Search US", id="c-1"), "s2")
     assert res.entity.name == "Alpha Search US" and res.entity.aliases == ["Alpha"]
 
 
 async def test_get_list_and_delete(store: EntityStore, clock: Clock, memkv: InMemoryKV) -> None:
     await store.upsert_many("u1", [campaign(), preference()], "s1")
     clock.advance(1000)
-    await store.upsert("u1", metric(), "s2")
+    await upsert_one(store, "u1", metric(), "s2")
     assert [e.id for e in await store.list("u1")] == [
         "alpha-cpa",
         "campaign-alpha",
@@ -258,7 +262,7 @@ async def test_get_list_and_delete(store: EntityStore, clock: Clock, memkv: InMe
 
 
 async def test_users_never_see_each_other(store: EntityStore) -> None:
-    await store.upsert("ann", campaign(), "s1")
+    await upsert_one(store, "ann", campaign(), "s1")
     assert await store.get("anna", "campaign", "campaign-alpha") is None
     assert await store.list("anna") == []
     assert (await store.retrieve_for_context("anna", "Campaign Alpha")).entities == []

@@ -252,9 +252,6 @@ class EntityStore:
             metadata=kv_metadata(entity),
         )
 
-    async def upsert(self, user_id: str, item: EntityInputBase, session_id: str) -> UpsertResult:
-        return (await self.upsert_many(user_id, [item], session_id))[0]
-
     async def upsert_many(
         self,
         user_id: str,
