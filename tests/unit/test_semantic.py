@@ -120,3 +120,67 @@ async def test_a_malformed_model_reply_degrades_to_no_vectors(clock: Clock, repl
     store = e5_store(clock, run)
     await store.upsert_many("u1", [item("campaign", "Alpha", "a")], "s1")
     assert (await store.read_index("u1")).entries[0].vec is None
+
+
+PAIN_POINTS = [
+    ("Slow reporting", "building the weekly report takes most of Monday"),
+    ("Broken conversion tracking", "purchases stopped showing up in the ad platform"),
+    ("Creative fatigue", "the same banners have run for months and clicks fell"),
+    ("Approval delays", "legal takes two weeks to approve new ad copy"),
+    ("Feed errors", "products get disapproved because of missing prices"),
+    ("Budget overspend", "campaigns spend past their monthly limit"),
+]
+
+
+class OneCandidate:
+    """An extractor that reports one given candidate (the pipeline is under test, not it)."""
+
+    name = "rules"
+
+    def __init__(self, candidate: dict[str, Any]) -> None:
+        self.candidate = candidate
+
+    async def extract(self, messages: Any, known: Any, now_ms: int, **_: Any) -> Any:
+        from entity_memory.extraction.base import ExtractionResult
+
+        return ExtractionResult(extractor=self.name, candidates=[dict(self.candidate)])
+
+
+async def _extract_one(store: EntityStore, candidate: dict[str, Any], session: str) -> Any:
+    from entity_memory.extraction.base import Message
+    from entity_memory.service.extract_session import SessionExtraction
+    from entity_memory.service.settings import Bindings
+
+    bindings = Bindings(kv=store.kv, clock=store.clock)
+    run = SessionExtraction(store, None, bindings, lambda name, b: OneCandidate(candidate))
+    talk = [Message(role="user", content=candidate["content"])]
+    return await run.run("u1", session, talk, "rules")
+
+
+async def test_a_paraphrased_pain_point_merges_as_an_alias(clock: Clock) -> None:
+    store = e5_store(clock)
+    await store.upsert_many("u1", [item("pain_point", n, c) for n, c in PAIN_POINTS], "s1")
+    mention = {
+        "type": "pain_point",
+        "name": "Reports take forever",
+        "content": "putting the weekly performance report together eats our whole Monday",
+        "importance": 0.6,
+    }
+    outcome = await _extract_one(store, mention, "s2")
+    assert [r["id"] for r in outcome.results] == ["slow-reporting"]
+    stored = await store.get("u1", "pain_point", "slow-reporting")
+    assert stored is not None and "Reports take forever" in stored.aliases
+    assert len((await store.read_index("u1")).entries) == len(PAIN_POINTS)
+
+
+async def test_a_new_pain_point_stays_new(clock: Clock) -> None:
+    store = e5_store(clock)
+    await store.upsert_many("u1", [item("pain_point", n, c) for n, c in PAIN_POINTS], "s1")
+    mention = {
+        "type": "pain_point",
+        "name": "Agency turnover",
+        "content": "our account manager at the agency changed three times this year",
+        "importance": 0.6,
+    }
+    outcome = await _extract_one(store, mention, "s2")
+    assert outcome.results[0]["status"] == "created"

@@ -1,9 +1,10 @@
 """Entity resolution: a mention of something already stored updates it, never duplicates it.
 
 A candidate resolves to a stored entity of the same type by, in order: its normalised name or
-a known alias, the campaign id in its metadata, or a close fuzzy match. Fuzzy matching never
-crosses a KPI or a number ("Alpha CPA" is not "Alpha CPC", "Campaign 2" is not "Campaign 3"),
-and a resolved candidate takes the stored name, keeping the name it used as an alias.
+a known alias, the campaign id in its metadata, a close fuzzy match, or (where embeddings are
+on) a semantic neighbour found by `service.semantic_resolve`. Neither fuzzy nor semantic
+matching ever crosses a KPI or a number ("Alpha CPA" is not "Alpha CPC", "Campaign 2" is not
+"Campaign 3"), and a resolved candidate takes the stored name, keeping its own as an alias.
 """
 
 from __future__ import annotations
@@ -37,6 +38,11 @@ def _compatible(ta: set[str], tb: set[str]) -> bool:
     return not (ca and cb and ca != cb)
 
 
+def compatible_names(a: str, b: str) -> bool:
+    """No conflicting KPI, number or channel between two names."""
+    return _compatible(_terms(a), _terms(b))
+
+
 def fuzzy_same(a: str, b: str) -> bool:
     ta, tb = _terms(a), _terms(b)
     if not ta or not tb or not _compatible(ta, tb):
@@ -56,7 +62,9 @@ class Resolver:
         for entry in entries:
             self._by_type.setdefault(entry.type, []).append(entry)
 
-    def _find(self, item: EntityInputBase) -> IndexEntry | None:
+    def _find(
+        self, item: EntityInputBase, neighbour: IndexEntry | None = None
+    ) -> IndexEntry | None:
         candidates = self._by_type.get(item.type, [])  # type: ignore[attr-defined]
         names = {normalize_name(n) for n in (item.name, *item.aliases)}
         for entry in candidates:
@@ -70,11 +78,16 @@ class Resolver:
         for entry in candidates:
             if fuzzy_same(item.name, entry.name):
                 return entry
-        return None
+        return neighbour
 
-    def resolve(self, item: EntityInputBase) -> tuple[EntityInputBase, IndexEntry | None]:
-        """The item, rewritten onto the stored entity it names (if any), and that entity."""
-        entry = self._find(item)
+    def resolve(
+        self, item: EntityInputBase, neighbour: IndexEntry | None = None
+    ) -> tuple[EntityInputBase, IndexEntry | None]:
+        """The item, rewritten onto the stored entity it names (if any), and that entity.
+
+        `neighbour` is a stored entity the item is semantically close to; it is used only when
+        nothing lexical matched."""
+        entry = self._find(item, neighbour)
         if entry is None:
             # Later candidates in the same batch resolve to this one.
             self._by_type.setdefault(item.type, []).append(  # type: ignore[attr-defined]

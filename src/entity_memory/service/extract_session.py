@@ -56,6 +56,7 @@ from entity_memory.extraction.registry import (
 )
 from entity_memory.extraction.resolve import Resolver
 from entity_memory.extraction.validate import validate_candidates
+from entity_memory.service.semantic_resolve import semantic_neighbours
 from entity_memory.service.settings import Bindings
 from entity_memory.storage.ledger import Ledger
 from entity_memory.storage.store import EntityStore
@@ -286,7 +287,11 @@ class SessionExtraction:
 
         inputs, rejected = validate_candidates(result.candidates)
         resolver = Resolver(index.entries)
-        resolved = [with_provenance(resolver.resolve(item)[0], name) for item in inputs]
+        near = await semantic_neighbours(self.store.embedder, index, inputs)
+        resolved = [
+            with_provenance(resolver.resolve(item, neighbour)[0], name)
+            for item, neighbour in zip(inputs, near, strict=True)
+        ]
         owed = merge_ranges([(f.start, f.end) for f in result.failures])
         counts = {
             "messages": len(messages),

@@ -1,0 +1,82 @@
+"""Semantic neighbours for entity resolution: a new mention that *means* a stored entity
+("reports take too long" vs a pain point "Slow reporting") merges as its alias.
+
+Only for the descriptive types, pain points and preferences, whose names are descriptions.
+Campaigns and metrics are identifiers: "Brand - Exact" and "Brand - Broad", or "Alpha CPA" and
+"Bravo CPA", are close in any embedding space and still different things, so they resolve
+lexically only. Decisions are events: two similar decisions on different days are two.
+
+Similarity is the estimated cosine of the vectors *centred* on the user's mean vector: raw
+cosines of one model crowd together (0.75-0.95 for e5, related or not), centred ones spread
+out (a paraphrase ~0.5, an unrelated entry ~0). A neighbour must reach NEIGHBOUR_COSINE, beat
+the runner-up by NEIGHBOUR_MARGIN and agree on every KPI, number and channel in the names.
+One batched embedding call per extraction; none when embeddings are off or the index has no
+vectors of this model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from entity_memory.domain.models import EntityIndex, EntityInputBase, IndexEntry
+from entity_memory.embeddings.embedder import Embedder
+from entity_memory.embeddings.vectors import (
+    MIN_ENTRIES_FOR_SEMANTIC,
+    QueryPlanes,
+    centred,
+    unpack_signs,
+)
+from entity_memory.extraction.resolve import compatible_names
+
+#: The types resolved by meaning as well as by name.
+SEMANTIC_TYPES = frozenset({"pain_point", "preference"})
+#: Centred cosine a neighbour must reach (measured on hand-written paraphrase pairs).
+NEIGHBOUR_COSINE = 0.35
+#: How much closer (centred cosine) the neighbour must be than the next entry.
+NEIGHBOUR_MARGIN = 0.15
+
+
+def mention_text(item: EntityInputBase) -> str:
+    return f"{item.type.replace('_', ' ')}: {item.name}. {item.content}"  # type: ignore[attr-defined]
+
+
+async def semantic_neighbours(
+    embedder: Embedder | None, index: EntityIndex, items: Sequence[EntityInputBase]
+) -> list[IndexEntry | None]:
+    """For each item, the stored entity it means (or None), aligned with `items`."""
+    out: list[IndexEntry | None] = [None] * len(items)
+    if embedder is None or index.vector_model != embedder.model.name:
+        return out
+    by_type: dict[str, list[tuple[IndexEntry, int]]] = {}
+    for entry in index.entries:
+        if entry.type in SEMANTIC_TYPES and entry.vec:
+            by_type.setdefault(entry.type, []).append((entry, unpack_signs(entry.vec)))
+    wanted = [
+        i
+        for i, item in enumerate(items)
+        if len(by_type.get(item.type, ())) >= MIN_ENTRIES_FOR_SEMANTIC  # type: ignore[attr-defined]
+    ]
+    if not wanted:
+        return out
+    vectors = await embedder.try_embed([mention_text(items[i]) for i in wanted], "passage")
+    if not vectors:
+        return out
+    for i, vector in zip(wanted, vectors, strict=True):
+        item = items[i]
+        planes = QueryPlanes.of(centred(vector, index.vector_center))
+        scored = sorted(
+            ((planes.cosine(signs), entry) for entry, signs in by_type[item.type]),  # type: ignore[attr-defined]
+            key=lambda pair: -pair[0],
+        )
+        out[i] = _standing_out(item, scored)
+    return out
+
+
+def _standing_out(
+    item: EntityInputBase, scored: Sequence[tuple[float, IndexEntry]]
+) -> IndexEntry | None:
+    best, entry = scored[0]
+    runner_up = scored[1][0] if len(scored) > 1 else -1.0
+    if best < NEIGHBOUR_COSINE or best - runner_up < NEIGHBOUR_MARGIN:
+        return None
+    return entry if compatible_names(item.name, entry.name) else None  # type: ignore[attr-defined]
