@@ -176,3 +176,47 @@ def test_llm_failure_is_pending_and_the_cron_retries_it(
     ]
     sent = json.loads(server.requests[-1].json["messages"][1]["content"])
     assert sent["sessionDate"] == "2026-01-05"
+
+
+def test_a_paraphrased_pain_point_merges_on_the_host(llm_host: tuple[Host, ReplayServer]) -> None:
+    """Resolution by meaning, with the host's local embedding model: the LLM (a hand-written
+    reply) reports a pain point in other words, and it lands on the stored one as an alias."""
+    host, server = llm_host
+    server.reset()
+    stored = [
+        ("Slow reporting", "building the weekly report takes most of Monday"),
+        ("Broken conversion tracking", "purchases stopped showing up in the ad platform"),
+        ("Creative fatigue", "the same banners have run for months and clicks fell"),
+        ("Approval delays", "legal takes two weeks to approve new ad copy"),
+        ("Feed errors", "products get disapproved because of missing prices"),
+    ]
+    said = "putting the weekly performance report together eats our whole Monday"
+    reply = {
+        "entities": [
+            {
+                "type": "pain_point",
+                "name": "Reports take forever",
+                "content": said,
+                "importance": 0.6,
+                "metadata": {"severity": "medium"},
+                "source": said,
+            }
+        ]
+    }
+    server.queue(completion(json.dumps(reply)))
+    with httpx.Client(base_url=host.base_url, timeout=120) as c:
+        entities = [
+            {"type": "pain_point", "name": n, "content": t, "importance": 0.5} for n, t in stored
+        ]
+        r = c.put("/v1/users/e2e-merge/entities", json={"session_id": "s0", "entities": entities})
+        assert r.status_code == 200, r.text
+        r = c.post(
+            "/v1/users/e2e-merge/sessions/s1/extract",
+            json={"messages": [{"role": "user", "content": said}]},
+        )
+        body = r.json()
+        assert r.status_code == 200, body
+        assert [res["id"] for res in body["results"]] == ["slow-reporting"], body
+        merged = c.get("/v1/users/e2e-merge/entities/pain_point/slow-reporting").json()
+        assert "Reports take forever" in merged["aliases"]
+        assert c.get("/v1/users/e2e-merge/entities").json()["count"] == len(stored)
