@@ -120,3 +120,32 @@ def test_japanese_text_is_budgeted_by_characters() -> None:
         [ent("decision", "入札戦略", long_ja), ent("campaign", "ブランド", "短い")], max_tokens=100
     )
     assert "入札戦略" not in text and "ブランド" in text
+
+
+def test_a_decision_shows_its_measured_outcome() -> None:
+    switch = 20_000 * DAY_MS
+    history = [
+        {"value": v, "at": switch + d * DAY_MS, "sessionId": "s"}
+        for v, d in ((55, -9), (52, -2), (47, 5), (41, 12))
+    ]
+    alpha_cpa = {
+        **ent("metric", "Alpha CPA"),
+        "metadata": {"kpi": "CPA", "value": 41, "campaign": "Alpha", "history": history},
+    }
+    bravo_cpa = {
+        **ent("metric", "Bravo CPA"),
+        "metadata": {"kpi": "CPA", "value": 9, "campaign": "Bravo", "history": history},
+    }
+    decision = {
+        **ent("decision", "Alpha to target CPA", "switched bidding"),
+        "createdAt": switch,
+        "metadata": {"action": "switch bidding", "affectedEntities": ["Alpha"]},
+    }
+    text = assemble_entity_context([decision, alpha_cpa, bravo_cpa])
+    line = next(x for x in text.splitlines() if x.startswith("- **Alpha to target CPA"))
+    assert "since 2024-10-04: CPA 52 -> 41 improving" in line
+    assert line.count("->") == 1  # Bravo is not what the decision was about
+
+    early = {**decision, "createdAt": history[0]["at"] - DAY_MS}
+    text = assemble_entity_context([early, alpha_cpa])
+    assert "since" not in text  # nothing observed before it: no outcome to claim

@@ -6,6 +6,8 @@ with what an agent needs to act on a memory rather than merely read it:
 - each entity says when it was true ("as of" its last update), so old facts read as old;
 - a metric shows its value, target and trend (first -> last, improving or worsening by the KPI's
   direction), and metrics of one campaign stand together;
+- a decision on a campaign shows its measured outcome where the memory holds it: that campaign's
+  metric before and after the decision ("since 2026-05-03: CPA 52 -> 41 improving");
 - a resolved pain point is left out, unless the task is about it (then it is marked resolved);
 - stored text is data: line breaks are folded and anything that would close or reopen the block
   is neutralised, so a remembered sentence can never pose as instructions outside it;
@@ -20,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from entity_memory.domain.text import estimate_tokens, tokenize
+from entity_memory.domain.text import estimate_tokens, normalize_name, tokenize
 from entity_memory.domain.trends import trend_of
 
 SECTION_ORDER: tuple[str, ...] = ("preference", "pain_point", "decision", "campaign", "metric")
@@ -74,7 +76,56 @@ def _metric_facts(meta: Mapping[str, Any]) -> str:
     return facts
 
 
-def _entry(item: Mapping[str, Any], resolved: bool) -> str:
+def _observations(metric: Mapping[str, Any]) -> list[tuple[int, float]]:
+    meta = metric.get("metadata") or {}
+    points = [
+        (h["at"], float(h["value"]))
+        for h in meta.get("history") or []
+        if isinstance(h.get("at"), int) and isinstance(h.get("value"), int | float)
+    ]
+    return sorted(points)
+
+
+def _decided_on(decision: Mapping[str, Any], campaign: str) -> bool:
+    """The decision names the campaign (in its affected entities, its name or its content)."""
+    meta = decision.get("metadata") or {}
+    wanted = normalize_name(campaign)
+    if any(normalize_name(str(a)) == wanted for a in meta.get("affectedEntities") or []):
+        return True
+    terms = set(tokenize(campaign))
+    text = set(tokenize(f"{decision.get('name', '')} {decision.get('content', '')}"))
+    return bool(terms) and terms <= text
+
+
+def decision_outcome(decision: Mapping[str, Any], metrics: Sequence[Mapping[str, Any]]) -> str:
+    """`since 2026-05-03: CPA 52 -> 41 improving` for each metric of a campaign the decision
+    is about that was observed both before and after it; "" where the memory cannot say."""
+    made = decision.get("createdAt")
+    if not isinstance(made, int):
+        return ""
+    outcomes = []
+    for metric in metrics:
+        meta = metric.get("metadata") or {}
+        campaign = meta.get("campaign")
+        if not campaign or not _decided_on(decision, str(campaign)):
+            continue
+        points = _observations(metric)
+        before = [v for at, v in points if at <= made]
+        after = [v for at, v in points if at > made]
+        if not before or not after:
+            continue
+        kpi = str(meta.get("kpi", ""))
+        _, trend = trend_of(kpi, before[-1], after[-1])
+        change = f"{neutralise(kpi)} {_number(before[-1])} -> {_number(after[-1])}"
+        outcomes.append(change if trend == "unknown" else f"{change} {trend}")
+    if not outcomes:
+        return ""
+    return f"since {_date(made)}: " + ", ".join(outcomes)
+
+
+def _entry(
+    item: Mapping[str, Any], resolved: bool, metrics: Sequence[Mapping[str, Any]] = ()
+) -> str:
     meta = item.get("metadata") or {}
     notes = []
     if item.get("type") == "metric" and meta.get("campaign"):
@@ -90,6 +141,10 @@ def _entry(item: Mapping[str, Any], resolved: bool) -> str:
         facts = _metric_facts(meta)
         if facts:
             content = f"{content} [{neutralise(facts)}]" if content else f"[{neutralise(facts)}]"
+    if item.get("type") == "decision":
+        outcome = decision_outcome(item, metrics)
+        if outcome:
+            content = f"{content} [{outcome}]" if content else f"[{outcome}]"
     return f"- {head}: {content}\n"
 
 
@@ -133,7 +188,9 @@ def assemble_entity_context(
             shown = _campaign_grouped(shown)
         for item in shown:
             resolved = bool((item.get("metadata") or {}).get("resolved"))
-            entry = _entry(item, resolved and entity_type == "pain_point")
+            entry = _entry(
+                item, resolved and entity_type == "pain_point", grouped.get("metric", [])
+            )
             entry_tokens = estimate_tokens(entry)
             if token_count + entry_tokens > max_tokens:
                 break
