@@ -13,6 +13,7 @@ import asyncio
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from adapters.durable_object import durable_forward
 from entity_memory.service.settings import AiRun, Bindings, HttpPost, RateLimit, Settings
 from entity_memory.storage.kv import (
     MAX_BULK_GET_KEYS,
@@ -191,6 +192,8 @@ VAR_NAMES = (
     "AI_TIMEOUT_S",
     "AI_MAX_TOKENS",
     "API_TOKEN",
+    "EMBEDDING_MODEL",
+    "ALLOW_CLOCK_OVERRIDE",
     "TTL_DAYS_PREFERENCE",
     "TTL_DAYS_PAIN_POINT",
     "TTL_DAYS_DECISION",
@@ -239,6 +242,7 @@ def bind(env: Any) -> Bindings:
     """Everything one request needs, built from that request's env (nothing is cached)."""
     db = getattr(env, "HISTORY", None)
     ai = getattr(env, "AI", None)
+    writers = getattr(env, "USER_WRITER", None)
     http_post: HttpPost = workers_http_post
     return Bindings(
         kv=WorkersKV(env.ENTITIES),
@@ -248,6 +252,7 @@ def bind(env: Any) -> Bindings:
         http_post=http_post,
         vars=EnvVars(env),
         rate_limit=_lazy_rate_limit(env),
+        forward_write=None if writers is None else durable_forward(writers),
     )
 
 

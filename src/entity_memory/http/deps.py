@@ -61,7 +61,8 @@ async def request_bindings(request: Request) -> Bindings:
         def clock() -> int:
             return fixed
 
-    cached = request.state.bindings = replace(base, kv=counter, db=db, clock=clock)
+    kv = counter if base.writer_state is None else base.writer_state.kv(counter)
+    cached = request.state.bindings = replace(base, kv=kv, db=db, clock=clock)
     return cached
 
 

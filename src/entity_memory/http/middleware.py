@@ -8,17 +8,20 @@ the token is checked before any route touches storage.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 
 from entity_memory.domain import safe_json
+from entity_memory.domain.keys import InvalidId, validate_id
 from entity_memory.domain.limits import MAX_BODY_BYTES
 from entity_memory.http.deps import request_bindings
 from entity_memory.http.errors import RETRY_AFTER_STORAGE_S, ApiError, error_response
 from entity_memory.service.auth import Principal, TokenStore, authenticate
+from entity_memory.service.settings import ForwardWrite
 
 logger = logging.getLogger(__name__)
 
@@ -77,6 +80,42 @@ async def _admit(request: Request) -> Principal | JSONResponse:
     return principal
 
 
+#: The routes that write a user's memory, run by that user's single writer.
+_WRITES = re.compile(
+    r"^/v1/users/(?P<user>[^/]+)"
+    r"(?:/entities(?:/[^/]+/[^/]+)?|/sessions/[^/]+/extract|/reindex)?$"
+)
+
+
+def write_target(method: str, path: str) -> str | None:
+    """The user whose writer runs this request, or None for a read."""
+    found = _WRITES.match(path)
+    if found is None or method not in ("PUT", "POST", "DELETE"):
+        return None
+    tail = path[found.end("user") :]
+    if method == "PUT" and tail != "/entities":
+        return None
+    if method == "POST" and not (tail.endswith("/extract") or tail == "/reindex"):
+        return None
+    if method == "DELETE" and not (tail == "" or tail.count("/") == 3):
+        return None
+    return found.group("user")
+
+
+async def forward(request: Request, forward_write: ForwardWrite, user_id: str) -> Response:
+    validate_id(user_id, "user")
+    body = await request.body()
+    headers = [(k, v) for k, v in request.headers.items() if k.lower() != "host"]
+    status, out_headers, content = await forward_write(
+        user_id, request.method, str(request.url), headers, body
+    )
+    response = Response(content, status_code=status)
+    for name, value in out_headers:
+        if name.lower() not in ("content-length", "transfer-encoding"):
+            response.headers.append(name, value)
+    return response
+
+
 async def guard(request: Request, call_next: Callable[[Request], Awaitable[Any]]) -> Any:
     problem = await body_problem(request)
     if problem is not None:
@@ -84,20 +123,34 @@ async def guard(request: Request, call_next: Callable[[Request], Awaitable[Any]]
     path = request.url.path
     if path.startswith("/v1/") or path == "/v1":
         try:
+            b = await request_bindings(request)
+            if b.writer_state is not None:  # forwarded by the Worker, which checked it
+                request.state.principal = Principal("admin")
+                return await _with_headers(request, call_next)
             admitted = await _admit(request)
+            if isinstance(admitted, JSONResponse):
+                return admitted
+            request.state.principal = admitted
+            user = write_target(request.method, path)
+            if b.forward_write is not None and user is not None:
+                return await forward(request, b.forward_write, user)
+        except InvalidId as exc:
+            return error_response(400, "invalid_id", str(exc), {"kind": exc.kind})
         except ApiError as exc:
             return error_response(exc.status, exc.code, exc.message)
         except Exception:
-            logger.exception("could not authenticate")
+            logger.exception("could not authenticate or forward")
             return error_response(
                 503,
                 "storage_unavailable",
-                "could not check the token; retry",
+                "could not reach storage; retry",
                 headers={"Retry-After": str(RETRY_AFTER_STORAGE_S)},
             )
-        if isinstance(admitted, JSONResponse):
-            return admitted
-        request.state.principal = admitted
+    return await _with_headers(request, call_next)
+
+
+async def _with_headers(request: Request, call_next: Callable[[Request], Awaitable[Any]]) -> Any:
+    """The route's response, with the storage operations it cost."""
     response = await call_next(request)
     counter = getattr(request.state, "kv_counter", None)
     if counter is not None:

@@ -264,6 +264,9 @@ class Forgotten(Out):
     kv_keys_deleted: int
     ledger_rows_deleted: dict[str, int] | None = None
     tokens_deleted: int | None = None
+    writer_rows_deleted: int | None = Field(
+        default=None, description="rows of the user's writer's own copy (Durable Object storage)"
+    )
 
 
 class Reindexed(Out):

@@ -7,6 +7,7 @@ visits only users the ledger saw writing recently, so its cost follows activity,
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from entity_memory.embeddings.embedder import build_embedder
@@ -36,11 +37,35 @@ async def reindex_recent_users(
     }
 
 
+#: The origin of requests the Worker sends its users' writers (only the path is read there).
+WRITER_ORIGIN = "https://writer.internal"
+
+
+async def reindex_through_writers(ledger: Ledger, bindings: Bindings) -> dict[str, Any]:
+    """With a writer per user, each user's index is rebuilt by that user's writer, in turn
+    with its other writes (a reindex beside it would race them)."""
+    assert bindings.forward_write is not None
+    users = await ledger.recent_users(bindings.clock() - ACTIVITY_WINDOW_MS, MAX_USERS_PER_RUN)
+    results: dict[str, Any] = {}
+    for user in users:
+        url = f"{WRITER_ORIGIN}/v1/users/{user}/reindex"
+        status, _, body = await bindings.forward_write(user, "POST", url, [], b"")
+        results[user] = json.loads(body) if status == 200 else {"status": status}
+    return {
+        "users": len(users),
+        "restored": sum(r.get("restored", 0) for r in results.values()),
+        "dropped": sum(r.get("dropped", 0) for r in results.values()),
+        "perUser": results,
+    }
+
+
 async def scheduled_reindex(bindings: Bindings) -> dict[str, Any]:
     """What the cron trigger runs; without a ledger there is no activity record to follow."""
     if bindings.db is None:
         return {"users": 0, "skipped": "no D1 ledger bound"}
     ledger = Ledger(bindings.db)
+    if bindings.forward_write is not None:
+        return await reindex_through_writers(ledger, bindings)
     embedder = build_embedder(bindings.settings.embedding_model, bindings.ai_run)
     store = EntityStore(bindings.kv, bindings.settings, bindings.clock, ledger, embedder=embedder)
     return await reindex_recent_users(store, ledger)

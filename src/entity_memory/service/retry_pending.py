@@ -8,6 +8,7 @@ pushes its next attempt back (exponential, capped) on another failure.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from entity_memory.embeddings.embedder import build_embedder
@@ -18,6 +19,7 @@ from entity_memory.service.extract_session import (
     ExtractionRequestError,
     SessionExtraction,
 )
+from entity_memory.service.maintenance import WRITER_ORIGIN
 from entity_memory.service.settings import Bindings
 from entity_memory.storage.ledger import Ledger
 from entity_memory.storage.store import EntityStore
@@ -57,6 +59,9 @@ async def retry_pending_sessions(
             outcomes.append({"userId": user_id, "sessionId": session_id, "skipped": "no messages"})
             continue
         messages = [Message.model_validate(m) for m in row["messages"]]
+        if bindings.forward_write is not None:
+            outcomes.append(await _resend_through_writer(bindings, row))
+            continue
         try:
             outcome = await pipeline.run(
                 user_id, session_id, messages, row["extractor"], session_now=row["created_at"]
@@ -74,6 +79,27 @@ async def retry_pending_sessions(
             }
         )
     return {"due": len(due), "sessions": outcomes}
+
+
+async def _resend_through_writer(bindings: Bindings, row: dict[str, Any]) -> dict[str, Any]:
+    """Re-send the session to its user's writer, as a client re-send would: the pipeline
+    extracts only the ranges still owed, in turn with the user's other writes."""
+    assert bindings.forward_write is not None
+    user_id, session_id = row["user_id"], row["session_id"]
+    url = f"{WRITER_ORIGIN}/v1/users/{user_id}/sessions/{session_id}/extract"
+    body = json.dumps({"messages": row["messages"], "extractor": row["extractor"]}).encode()
+    headers = [("content-type", "application/json")]
+    status, _, answer = await bindings.forward_write(user_id, "POST", url, headers, body)
+    outcome: dict[str, Any] = {"userId": user_id, "sessionId": session_id}
+    if status != 200:
+        return {**outcome, "status": status}
+    done = json.loads(answer)
+    return {
+        **outcome,
+        "processed": done.get("processed"),
+        "pending": done.get("pending"),
+        "entities": len(done.get("entities", [])),
+    }
 
 
 async def scheduled_retry_pending(bindings: Bindings) -> dict[str, Any]:

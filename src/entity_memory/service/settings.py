@@ -181,6 +181,14 @@ HttpPost = Callable[
 RateLimit = Callable[[str], Awaitable[bool]]
 
 
+#: Hand a write request to the user's single writer: (user id, method, URL, headers, body)
+#: -> (status, headers, body). The Worker's is a Durable Object stub's fetch.
+ForwardWrite = Callable[
+    [str, str, str, list[tuple[str, str]], bytes],
+    Awaitable[tuple[int, list[tuple[str, str]], bytes]],
+]
+
+
 @dataclass
 class Bindings:
     """What one request works with: storage, settings and the clock (epoch milliseconds)."""
@@ -195,6 +203,11 @@ class Bindings:
     http_post: HttpPost | None = None
     #: Per-token request budget (`[[ratelimits]]` binding RATE_LIMITER); None: unlimited.
     rate_limit: RateLimit | None = None
+    #: Where write requests go (the user's Durable Object); None: written in this request.
+    forward_write: ForwardWrite | None = None
+    #: Set inside the user's writer: this request is the only write of its user running, and
+    #: its KV is the writer's (`service.user_writer`). Forwarded requests are trusted.
+    writer_state: Any = None
     #: Raw vars and secrets by name (EXTRACTOR, LLM_BASE_URL, LLM_API_KEY, LLM_MODEL, ...).
     vars: Mapping[str, Any] = field(default_factory=dict)
     clock: Callable[[], int] = wall_clock_ms

@@ -1,0 +1,91 @@
+"""The user's writer as a Durable Object, and the Worker's way of reaching it.
+
+`UserWriterObject` is the Python `DurableObject` class (exported from entry.py as
+`UserWriter`, the name wrangler.toml binds as USER_WRITER). One instance per user id: it runs
+the same app, but each request runs alone (`UserWriter.run`) and against the writer's own
+copy in the object's SQLite storage (`service.user_writer`). The Worker forwards a user's
+write requests here with `durable_forward`; reads stay in the Worker, on KV.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from entity_memory.service.settings import ForwardWrite
+from entity_memory.storage.local_table import SCHEMA, LocalTable, Row, SQLiteTable
+
+
+def _field(row: Any, name: str) -> Any:
+    if isinstance(row, Mapping):
+        return row.get(name)
+    return getattr(row, name, None)
+
+
+class SqlStorageTable:
+    """`LocalTable` over the object's SQLite storage (`ctx.storage.sql`): synchronous calls,
+    each statement its own transaction, as the platform runs them."""
+
+    def __init__(self, sql: Any) -> None:
+        self.sql = sql
+        self.sql.exec(SCHEMA)
+
+    def _rows(self, query: str, *params: Any) -> list[Any]:
+        cursor = self.sql.exec(query, *params)
+        rows = cursor.toArray()
+        return list(rows.to_py() if hasattr(rows, "to_py") else rows)
+
+    def get(self, key: str) -> Row | None:
+        rows = self._rows("SELECT value, expires_at, metadata FROM kv WHERE key = ?", key)
+        if not rows:
+            return None
+        row = rows[0]
+        return Row(_field(row, "value"), _field(row, "expires_at"), _field(row, "metadata"))
+
+    def put(self, key: str, row: Row) -> None:
+        self.sql.exec(
+            "INSERT INTO kv (key, value, expires_at, metadata) VALUES (?, ?, ?, ?)"
+            " ON CONFLICT(key) DO UPDATE SET value = excluded.value,"
+            " expires_at = excluded.expires_at, metadata = excluded.metadata",
+            key,
+            row.value,
+            row.expires_at,
+            row.metadata,
+        )
+
+    def clear(self) -> int:
+        rows = self._rows("DELETE FROM kv RETURNING key")
+        return len(rows)
+
+
+def open_table(ctx: Any) -> LocalTable:
+    """The platform's SQL storage; on the local host (which has none), a sqlite3 file the host
+    gives the object under its state directory (`ctx.storage.sqlitePath`)."""
+    storage = ctx.storage
+    path = getattr(storage, "sqlitePath", None)
+    if path:
+        return SQLiteTable.open(str(path))
+    return SqlStorageTable(storage.sql)
+
+
+def durable_forward(namespace: Any) -> ForwardWrite:
+    """`ForwardWrite` over a Durable Object namespace binding: the user's object by name."""
+    raw = getattr(namespace, "_binding", namespace)  # the SDK's wrapper, or the JS binding
+
+    async def forward(
+        user_id: str, method: str, url: str, headers: list[tuple[str, str]], body: bytes
+    ) -> tuple[int, list[tuple[str, str]], bytes]:
+        import js
+        from pyodide.ffi import to_js
+
+        stub = raw.get(raw.idFromName(user_id))
+        init: dict[str, Any] = {"method": method, "headers": to_js([list(h) for h in headers])}
+        if body and method not in ("GET", "HEAD"):
+            init["body"] = to_js(body)
+        request = js.Request.new(url, to_js(init, dict_converter=js.Object.fromEntries))
+        response = await stub.fetch(request)
+        out = [(str(k), str(v)) for k, v in response.headers.entries()]
+        content = (await response.arrayBuffer()).to_bytes()
+        return int(response.status), out, content
+
+    return forward

@@ -1,0 +1,203 @@
+"""One writer per user: every write of a user runs here, one at a time.
+
+KV is last-writer-wins and eventually consistent, so two requests writing one user's index
+at once lose entries, and two merges of one entity can both read version 3 and both write
+version 4. The platform answer is a Durable Object per user (the adapter in
+`adapters/durable_object.py`); this module is its logic, runtime-agnostic:
+
+- `UserWriter.run(op)` runs one write at a time (an asyncio lock: awaiting KV or D1 yields to
+  other requests, so the object's single thread alone does not serialise them);
+- `WriterKV` is the KV the write sees: reads come from the writer's own table first (what it
+  last wrote, exact), writes go to the table and to KV, and the index key is *not* written
+  per request but coalesced: at most one KV write of `index:<user>:entities` per second
+  (KV's per-key limit), with group commit: a request is acknowledged only after a flush that
+  includes its change, so every acknowledged write is visible in KV's index.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar
+
+from entity_memory.storage.kv import KVListPage, KVNamespace, check_put
+from entity_memory.storage.local_table import LocalTable, Row
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+#: KV accepts one write per second per key; the index key is written at most this often.
+MIN_INDEX_WRITE_INTERVAL_MS = 1_000
+#: How long a document read from KV (not written here) is trusted before KV is asked again:
+#: data written before the writer existed can still expire in KV.
+KV_READ_TRUST_MS = 60 * 60 * 1000
+INDEX_SUFFIX = ":entities"
+INDEX_PREFIX = "index:"
+
+
+def is_index_key(key: str) -> bool:
+    return key.startswith(INDEX_PREFIX) and key.endswith(INDEX_SUFFIX)
+
+
+class WriterKV:
+    """The `KVNamespace` a write runs against inside the user's writer."""
+
+    def __init__(self, writer: UserWriter, inner: KVNamespace) -> None:
+        self.writer, self.inner = writer, inner
+
+    def _cached(self, key: str) -> tuple[bool, Any | None]:
+        row = self.writer.table.get(key)
+        if row is None:
+            return False, None
+        if row.expires_at is not None and row.expires_at <= self.writer.clock():
+            return False, None
+        return True, None if row.value is None else json.loads(row.value)
+
+    def _remember(self, key: str, value: Any | None) -> None:
+        """Keep what KV answered for a key this writer has not written (for a while)."""
+        doc = None if value is None else json.dumps(value)
+        self.writer.table.put(key, Row(doc, self.writer.clock() + KV_READ_TRUST_MS, None))
+
+    async def get_json(self, key: str) -> Any | None:
+        known, value = self._cached(key)
+        if known:
+            return value
+        value = await self.inner.get_json(key)
+        self._remember(key, value)
+        return value
+
+    async def get_json_many(self, keys: Sequence[str]) -> dict[str, Any | None]:
+        out: dict[str, Any | None] = {}
+        missing = []
+        for key in keys:
+            known, value = self._cached(key)
+            if known:
+                out[key] = value
+            else:
+                missing.append(key)
+        if missing:
+            fetched = await self.inner.get_json_many(missing)
+            for key in missing:
+                out[key] = fetched.get(key)
+                self._remember(key, out[key])
+        return {key: out[key] for key in keys}
+
+    async def put(
+        self,
+        key: str,
+        value: str,
+        *,
+        expiration_ttl: int | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> None:
+        check_put(key, expiration_ttl, metadata)
+        expires = None if expiration_ttl is None else self.writer.clock() + expiration_ttl * 1000
+        meta = None if metadata is None else json.dumps(metadata)
+        self.writer.table.put(key, Row(value, expires, meta))
+        if is_index_key(key):
+            self.writer.index_changed(key, value)
+        else:
+            await self.inner.put(key, value, expiration_ttl=expiration_ttl, metadata=metadata)
+
+    async def delete(self, key: str) -> None:
+        self.writer.table.put(key, Row(None, None, None))
+        if is_index_key(key):
+            self.writer.index_changed(key, None)
+        else:
+            await self.inner.delete(key)
+
+    async def list(
+        self, *, prefix: str = "", limit: int = 1000, cursor: str | None = None
+    ) -> KVListPage:
+        return await self.inner.list(prefix=prefix, limit=limit, cursor=cursor)
+
+
+class UserWriter:
+    """The state of one user's writer: its table, its lock, the pending index write."""
+
+    def __init__(
+        self,
+        table: LocalTable,
+        clock: Callable[[], int],
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self.table, self.clock, self._sleep = table, clock, sleep
+        self.lock = asyncio.Lock()
+        #: The index document not yet in KV (key, value; value None: delete the key).
+        self._pending: tuple[str, str | None] | None = None
+        self._changes = 0  # index changes made so far
+        self._flushed = 0  # index changes KV has
+        self._last_flush_ms: int | None = None
+        self._flushing: asyncio.Future[None] | None = None
+        self._inner: KVNamespace | None = None
+        #: KV writes of the index key, for the benches (coalescing made visible).
+        self.index_writes = 0
+
+    def kv(self, inner: KVNamespace) -> WriterKV:
+        self._inner = inner
+        return WriterKV(self, inner)
+
+    def index_changed(self, key: str, value: str | None) -> None:
+        self._pending = (key, value)
+        self._changes += 1
+
+    async def run(self, op: Callable[[], Awaitable[T]]) -> T:
+        """Run one write alone, then wait until KV's index holds what it changed."""
+        async with self.lock:
+            result = await op()
+            ticket = self._changes
+        await self.flushed(ticket)
+        return result
+
+    async def flushed(self, ticket: int) -> None:
+        """Return once KV's index holds the first `ticket` index changes."""
+        while self._flushed < ticket:
+            if self._flushing is None:
+                self._flushing = asyncio.ensure_future(self._flush_when_due())
+            await asyncio.shield(self._flushing)
+
+    async def _flush_when_due(self) -> None:
+        try:
+            if self._last_flush_ms is not None:
+                wait_ms = self._last_flush_ms + MIN_INDEX_WRITE_INTERVAL_MS - self.clock()
+                if wait_ms > 0:
+                    await self._sleep(wait_ms / 1000)
+            changes, pending = self._changes, self._pending
+            if pending is not None and self._inner is not None:
+                key, value = pending
+                if value is None:
+                    await self._inner.delete(key)
+                else:
+                    await self._inner.put(key, value)
+                self.index_writes += 1
+                self._last_flush_ms = self.clock()
+            if self._changes == changes:
+                self._pending = None
+            self._flushed = changes
+        finally:
+            self._flushing = None
+
+
+WriterRegistry = Callable[[str], UserWriter]
+
+
+def in_process_writers(
+    make_table: Callable[[str], LocalTable], clock: Callable[[], int]
+) -> WriterRegistry:
+    """One live writer per user id in this process: the Durable Object namespace's semantics
+    (one instance per id) for CPython tests and benches."""
+    writers: dict[str, UserWriter] = {}
+
+    def writer_for(user_id: str) -> UserWriter:
+        if user_id not in writers:
+            writers[user_id] = UserWriter(make_table(user_id), clock)
+        return writers[user_id]
+
+    return writer_for
+
+
+def describe(writer: UserWriter) -> dict[str, Any]:
+    return {"indexWrites": writer.index_writes, "pendingIndex": writer._pending is not None}

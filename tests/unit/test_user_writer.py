@@ -1,0 +1,147 @@
+"""One writer per user, on CPython: the Worker app forwards writes to an in-process twin of
+the Durable Object namespace (tests/unit/writer_twin.py); reads stay on KV."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from dataclasses import replace
+from typing import Any
+
+import httpx
+import pytest
+
+from entity_memory.http.app import create_app
+from entity_memory.service.settings import Bindings
+from entity_memory.service.user_writer import MIN_INDEX_WRITE_INTERVAL_MS
+from entity_memory.storage.kv import CountingKV, InMemoryKV
+
+from .conftest import Clock
+from .writer_twin import WriterTwin
+
+
+class Time:
+    """A clock that only moves when someone sleeps: flushes wait in simulated time."""
+
+    def __init__(self, clock: Clock) -> None:
+        self.clock = clock
+
+    async def sleep(self, seconds: float) -> None:
+        # Let the other requests run on for a while, as they would during a real second.
+        for _ in range(200):
+            await asyncio.sleep(0)
+        self.clock.now += int(seconds * 1000)
+
+
+@pytest.fixture
+def counted(memkv: InMemoryKV) -> CountingKV:
+    return CountingKV(memkv)
+
+
+@pytest.fixture
+def twin(counted: CountingKV, clock: Clock, db: Any) -> WriterTwin:
+    base = Bindings(kv=counted, db=db, clock=clock)
+    return WriterTwin(lambda env: base, clock, Time(clock).sleep)
+
+
+@pytest.fixture
+async def client(
+    twin: WriterTwin, counted: CountingKV, clock: Clock, db: Any
+) -> AsyncIterator[httpx.AsyncClient]:
+    worker = Bindings(kv=counted, db=db, clock=clock, forward_write=twin.forward)
+    app = create_app(lambda env: replace(worker))
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as c:
+        yield c
+
+
+def campaign(name: str, content: str = "search") -> dict[str, Any]:
+    return {"type": "campaign", "name": name, "content": content, "importance": 0.5}
+
+
+async def put(c: httpx.AsyncClient, user: str, session: str, *entities: dict) -> httpx.Response:
+    body = {"session_id": session, "entities": list(entities)}
+    return await c.put(f"/v1/users/{user}/entities", json=body)
+
+
+async def test_concurrent_batches_lose_nothing_and_index_everything(
+    client: httpx.AsyncClient, memkv: InMemoryKV
+) -> None:
+    batches = [[campaign(f"C {b}-{i}") for i in range(5)] for b in range(20)]
+    replies = await asyncio.gather(
+        *(put(client, "ann", f"s{b}", *e) for b, e in enumerate(batches))
+    )
+    assert all(r.status_code == 200 for r in replies)
+    index = await memkv.get_json("index:ann:entities")
+    assert len(index["entries"]) == 100  # right after the last acknowledgement
+
+
+async def test_racing_writes_of_one_entity_get_distinct_versions(
+    client: httpx.AsyncClient,
+) -> None:
+    replies = await asyncio.gather(
+        *(put(client, "bob", f"s{i}", campaign("Alpha", f"fact {i}")) for i in range(30))
+    )
+    versions = [r.json()["results"][0]["version"] for r in replies]
+    assert sorted(versions) == list(range(1, 31))
+
+
+async def test_every_mention_of_a_pain_point_counts(client: httpx.AsyncClient) -> None:
+    pain = {"type": "pain_point", "name": "Slow reports", "content": "slow", "importance": 0.5}
+    await asyncio.gather(*(put(client, "cy", f"s{i}", pain) for i in range(12)))
+    stored = (await client.get("/v1/users/cy/entities/pain_point/slow-reports")).json()
+    assert stored["metadata"]["frequency"] == 12
+
+
+async def test_the_index_key_is_written_at_most_once_per_second(
+    client: httpx.AsyncClient, counted: CountingKV, clock: Clock
+) -> None:
+    start = clock.now
+    await asyncio.gather(*(put(client, "dee", f"s{i}", campaign(f"D {i}")) for i in range(40)))
+    writes = counted.keys_written["index:dee:entities"]
+    elapsed_s = (clock.now - start) / MIN_INDEX_WRITE_INTERVAL_MS
+    assert 1 <= writes <= elapsed_s + 1
+    assert writes < 40  # coalesced, not one per request
+
+
+async def test_reads_stay_on_kv_and_skip_the_writer(
+    client: httpx.AsyncClient, twin: WriterTwin
+) -> None:
+    await put(client, "eve", "s1", campaign("Alpha"))
+    r = await client.post("/v1/users/eve/context", json={"task": "Alpha"})
+    assert r.status_code == 200 and r.json()["entities"][0]["name"] == "Alpha"
+    assert list(twin.writers) == ["eve"]  # the write went through the writer, the read did not
+
+
+async def test_forget_runs_in_the_writer_and_clears_its_copy(
+    client: httpx.AsyncClient, twin: WriterTwin, memkv: InMemoryKV
+) -> None:
+    await put(client, "fay", "s1", campaign("Alpha"), campaign("Beta"))
+    r = await client.delete("/v1/users/fay")
+    assert r.status_code == 200, r.text
+    assert r.json()["complete"] and r.json()["writerRowsDeleted"] >= 3
+    assert twin.writer("fay").table.get("entity:fay:campaign:alpha") is None
+    assert await memkv.get_json("index:fay:entities") is None
+    assert (await client.get("/v1/users/fay/entities")).json()["count"] == 0
+
+
+async def test_the_writer_merges_onto_what_it_wrote_even_when_kv_lags(
+    client: httpx.AsyncClient, memkv: InMemoryKV
+) -> None:
+    """KV may answer a read with the document before the last write; the writer reads its
+    own copy, so versions still follow one another."""
+    await put(client, "gus", "s1", campaign("Alpha", "one"))
+    stale = await memkv.get_json("entity:gus:campaign:alpha")
+    await put(client, "gus", "s2", campaign("Alpha", "two"))
+    await memkv.put("entity:gus:campaign:alpha", json.dumps(stale))  # KV serves the old one
+    r = await put(client, "gus", "s3", campaign("Alpha", "three"))
+    assert r.json()["results"][0]["version"] == 3
+
+
+async def test_a_bad_user_id_is_refused_before_any_writer_exists(
+    client: httpx.AsyncClient, twin: WriterTwin
+) -> None:
+    r = await put(client, "a b", "s1", campaign("Alpha"))
+    assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_id"
+    assert twin.writers == {}
