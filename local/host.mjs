@@ -31,6 +31,7 @@ import {
   presentEnv,
   settleAll,
 } from "./runtime.mjs";
+import { durableObjectNamespaces, ObjectHost } from "./durable_objects.mjs";
 import {
   LOCAL_EMBEDDING_MODEL,
   startEmbeddingServer,
@@ -51,6 +52,7 @@ const PY_RUNTIME = "/entity-memory/runtime";
 const PY_SITE = "/entity-memory/site-packages";
 const PY_PYCACHE = "/entity-memory/pycache";
 const PY_UNPACK = "/entity-memory/unpack";
+const PY_OBJECTS = "/entity-memory/objects";
 
 const { values: opts } = parseArgs({
   options: {
@@ -214,6 +216,20 @@ site.addsitedir(${JSON.stringify(PY_SITE)})  # already on sys.path; this runs it
   if (String(env.EMBEDDING_MODEL ?? "").startsWith("@cf/")) {
     env.EMBEDDING_MODEL = LOCAL_EMBEDDING_MODEL;
   }
+  // Durable Objects of this Worker: run here, their storage under the state directory.
+  const objectsDir = path.join(persistPath, "do");
+  mkdirSync(objectsDir, { recursive: true });
+  pyodide.mountNodeFS(PY_OBJECTS, objectsDir);
+  const objects = new ObjectHost({
+    pyodide,
+    dispatch,
+    module: opts.entry,
+    env,
+    stateDir: objectsDir,
+    pyStateDir: PY_OBJECTS,
+    makeContext: ({ id, storage }) => Object.assign(new ExecutionContext(), { id, storage }),
+  });
+  Object.assign(env, durableObjectNamespaces(config, objects));
   return { pyodide, dispatch, entrypoint, env, proxy };
 }
 

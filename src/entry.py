@@ -10,6 +10,7 @@ from entity_memory.http.app import create_app
 from entity_memory.service.maintenance import scheduled_reindex
 from entity_memory.service.retry_pending import scheduled_retry_pending
 from entity_memory.service.settings import wall_clock_ms
+from entity_memory.service.user_writer import INDEX_WRITES_HEADER
 from entity_memory.service.user_writer import UserWriter as WriterState
 
 app = create_app(bind)
@@ -35,4 +36,7 @@ class UserWriter(DurableObject):
         self.app = create_app(bind, writer=self.writer)
 
     async def fetch(self, request):
-        return await self.writer.run(lambda: asgi.fetch(self.app, request, self.env, self.ctx))
+        response = await self.writer.run(lambda: asgi.fetch(self.app, request, self.env, self.ctx))
+        # How many times this writer has written the index key to KV (coalescing, measured).
+        response.headers.set(INDEX_WRITES_HEADER, str(self.writer.index_writes))
+        return response

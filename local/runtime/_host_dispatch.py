@@ -74,3 +74,17 @@ async def call_scheduled(cls: type, ctx: Any, env: Any, controller: Any) -> Any:
     if inspect.isawaitable(result):
         result = await result
     return python_to_rpc(result)
+
+
+def make_object(module_name: str, class_name: str, ctx: Any, env: Any) -> Any:
+    """A Durable Object instance, constructed as workerd does: `cls(ctx, env)`."""
+    cls = getattr(importlib.import_module(module_name), class_name)
+    return cls(ctx, env)
+
+
+async def call_object_fetch(instance: Any, request: Any) -> Any:
+    args = _relaxed_args(instance.fetch, [python_from_rpc(request)])
+    result = instance.fetch(*args)
+    if inspect.isawaitable(result):
+        result = await result
+    return python_to_rpc(result)

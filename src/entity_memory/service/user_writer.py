@@ -34,6 +34,8 @@ MIN_INDEX_WRITE_INTERVAL_MS = 1_000
 #: How long a document read from KV (not written here) is trusted before KV is asked again:
 #: data written before the writer existed can still expire in KV.
 KV_READ_TRUST_MS = 60 * 60 * 1000
+#: Response header: index-key writes this user's writer has made (benches check coalescing).
+INDEX_WRITES_HEADER = "X-Index-Writes"
 INDEX_SUFFIX = ":entities"
 INDEX_PREFIX = "index:"
 
