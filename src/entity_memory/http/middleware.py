@@ -22,6 +22,7 @@ from entity_memory.http.deps import request_bindings
 from entity_memory.http.errors import RETRY_AFTER_STORAGE_S, ApiError, error_response
 from entity_memory.service.auth import Principal, TokenStore, authenticate
 from entity_memory.service.settings import ForwardWrite
+from entity_memory.service.user_writer import SESSION_TIME_HEADER
 
 logger = logging.getLogger(__name__)
 
@@ -105,7 +106,11 @@ def write_target(method: str, path: str) -> str | None:
 async def forward(request: Request, forward_write: ForwardWrite, user_id: str) -> Response:
     validate_id(user_id, "user")
     body = await request.body()
-    headers = [(k, v) for k, v in request.headers.items() if k.lower() != "host"]
+    headers = [
+        (k, v)
+        for k, v in request.headers.items()
+        if k.lower() not in ("host", SESSION_TIME_HEADER)  # the latter is the Worker's to set
+    ]
     status, out_headers, content = await forward_write(
         user_id, request.method, str(request.url), headers, body
     )

@@ -21,6 +21,7 @@ from entity_memory.service.extract_session import (
 )
 from entity_memory.service.maintenance import WRITER_ORIGIN
 from entity_memory.service.settings import Bindings
+from entity_memory.service.user_writer import SESSION_TIME_HEADER
 from entity_memory.storage.ledger import Ledger
 from entity_memory.storage.store import EntityStore
 
@@ -88,7 +89,11 @@ async def _resend_through_writer(bindings: Bindings, row: dict[str, Any]) -> dic
     user_id, session_id = row["user_id"], row["session_id"]
     url = f"{WRITER_ORIGIN}/v1/users/{user_id}/sessions/{session_id}/extract"
     body = json.dumps({"messages": row["messages"], "extractor": row["extractor"]}).encode()
-    headers = [("content-type", "application/json")]
+    headers = [
+        ("content-type", "application/json"),
+        # The session keeps the date it was first extracted with (relative dates in it).
+        (SESSION_TIME_HEADER, str(row["created_at"])),
+    ]
     status, _, answer = await bindings.forward_write(user_id, "POST", url, headers, body)
     outcome: dict[str, Any] = {"userId": user_id, "sessionId": session_id}
     if status != 200:

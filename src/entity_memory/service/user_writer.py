@@ -34,6 +34,9 @@ MIN_INDEX_WRITE_INTERVAL_MS = 1_000
 #: How long a document read from KV (not written here) is trusted before KV is asked again:
 #: data written before the writer existed can still expire in KV.
 KV_READ_TRUST_MS = 60 * 60 * 1000
+#: The date a re-sent session was first extracted (epoch ms), from the Worker to a user's
+#: writer only: the Worker drops it from client requests before forwarding.
+SESSION_TIME_HEADER = "x-entity-memory-session-time"
 #: Response header: index-key writes this user's writer has made (benches check coalescing).
 INDEX_WRITES_HEADER = "X-Index-Writes"
 INDEX_SUFFIX = ":entities"
@@ -115,6 +118,10 @@ class WriterKV:
         self, *, prefix: str = "", limit: int = 1000, cursor: str | None = None
     ) -> KVListPage:
         return await self.inner.list(prefix=prefix, limit=limit, cursor=cursor)
+
+    async def read_replica(self, key: str) -> Any | None:
+        """What KV itself holds for `key` (reindex compares the replica, not the copy)."""
+        return await self.inner.get_json(key)
 
 
 class UserWriter:

@@ -494,7 +494,7 @@ class EntityStore:
         Repairs what a lost concurrent index write or an expiry left behind, and backfills
         the vectors of entries that have none (or another model's).
         """
-        previous = await self.read_index(user_id)
+        previous = await self._index_readers_see(user_id)
         old = {(e.type, e.id): e for e in previous.entries}
         listed = await self._list_keys(entity_prefix(user_id))
         entries: list[IndexEntry] = []
@@ -527,6 +527,19 @@ class EntityStore:
         ):
             await self._write_index(user_id, rebuilt)
         return stats
+
+    async def _index_readers_see(self, user_id: str) -> EntityIndex:
+        """The index as readers find it in KV. Inside the user's writer, `read_index` gives the
+        writer's own copy; a repair must start from what KV holds (the replica), which is what
+        a lost write or a tampered key leaves wrong."""
+        read_replica = getattr(self.kv, "read_replica", None)
+        if read_replica is None:
+            return await self.read_index(user_id)
+        data = await read_replica(index_key(user_id))
+        try:
+            return EntityIndex() if data is None else EntityIndex.model_validate(data)
+        except ValueError:
+            return EntityIndex()
 
     async def _backfill_vectors(self, user_id: str, index: EntityIndex) -> int:
         """Give every entry without a vector one (bulk reads of 100, one AI call each)."""

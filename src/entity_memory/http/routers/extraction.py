@@ -21,6 +21,7 @@ from entity_memory.http.deps import (
 from entity_memory.http.errors import ApiError, pydantic_details
 from entity_memory.http.schemas import ExtractBody, ExtractResponse
 from entity_memory.service.extract_session import SessionExtraction, transcript_to_messages
+from entity_memory.service.user_writer import SESSION_TIME_HEADER
 
 router = APIRouter(tags=["extraction"])
 
@@ -53,7 +54,11 @@ async def extract(
     if body.transcript:
         messages += _transcript_messages(body.transcript)
     pipeline = SessionExtraction(store, ledger, b, factory)
-    outcome = await pipeline.run(user_id, session_id, messages, body.extractor)
+    first_seen = request.headers.get(SESSION_TIME_HEADER, "")
+    session_now = int(first_seen) if b.writer_state is not None and first_seen.isdigit() else None
+    outcome = await pipeline.run(
+        user_id, session_id, messages, body.extractor, session_now=session_now
+    )
     return outcome.to_json_dict()
 
 
