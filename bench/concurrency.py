@@ -13,6 +13,12 @@ Part 2: `--same-clients` clients upsert the SAME entity `--same-rounds` times ea
 a change. Measured: the end state's version against the highest version any client was given,
 and the ledger (`GET .../history`): which version numbers it holds, which are missing, and which
 were recorded more than once (two writers that read the same version both write version + 1).
+Part 3: `--same-clients` clients mention ONE pain point `--same-rounds` times each, from
+separate sessions: its `frequency` must equal the mentions.
+
+With a writer per user (the USER_WRITER Durable Object), the index must already match before
+reindex, versions are never shared, and the writer reports its index-key writes
+(`X-Index-Writes`): at most one a second per user (KV's per-key limit).
 Exit status 1 if an acknowledged entity was lost or the index does not match after reindex.
 """
 
@@ -44,6 +50,7 @@ def new_entity(client: int, batch: int, i: int) -> dict[str, Any]:
 
 async def many_batches(base_url: str, args: argparse.Namespace) -> int:
     acked: set[tuple[str, str]] = set()
+    index_writes: list[int] = []
     latencies: list[float] = []
     errors: Counter[str] = Counter()
     limits = httpx.Limits(max_connections=args.clients)
@@ -62,6 +69,7 @@ async def many_batches(base_url: str, args: argparse.Namespace) -> int:
                     errors[f"HTTP {resp.status_code} {resp.text[:100]}"] += 1
                     continue
                 acked.update((r["type"], r["id"]) for r in resp.json()["results"])
+                index_writes.append(int(resp.headers.get("x-index-writes", "0")))
 
         started = time.perf_counter()
         await asyncio.gather(*(writer(c) for c in range(args.clients)))
@@ -99,7 +107,13 @@ async def many_batches(base_url: str, args: argparse.Namespace) -> int:
         f" {len(kv - after_ids)}; entries without entity: {len(after_ids - kv)}"
     )
     print(f"  entities lost (acknowledged, not in KV): {len(lost)}")
-    return len(lost) + len(kv ^ after_ids)
+    if index_writes:
+        writes = max(index_writes)
+        print(
+            f"  index key writes by the user's writer: {writes} in {wall:.1f} s"
+            f" ({writes / wall:.2f} per second)"
+        )
+    return len(lost) + len(kv ^ after_ids) + len(kv - before_ids)
 
 
 async def same_entity(base_url: str, args: argparse.Namespace) -> None:
@@ -160,6 +174,29 @@ async def same_entity(base_url: str, args: argparse.Namespace) -> None:
     print(f"  final state is from the highest version: {final['version'] == top}")
 
 
+async def one_pain_point(base_url: str, args: argparse.Namespace) -> int:
+    path = f"/v1/users/{USER}-pain/entities"
+    async with httpx.AsyncClient(base_url=base_url, timeout=120) as client:
+
+        async def writer(cid: int) -> None:
+            for r in range(args.same_rounds):
+                item = {
+                    "type": "pain_point",
+                    "name": "Reporting takes too long",
+                    "content": f"mentioned by client {cid} in session {r}",
+                    "importance": 0.6,
+                }
+                body = {"session_id": f"pain-{cid}-{r}", "entities": [item]}
+                await client.put(path, json=body)
+
+        await asyncio.gather(*(writer(c) for c in range(args.same_clients)))
+        stored = (await client.get(f"{path}/pain_point/reporting-takes-too-long")).json()
+    mentions = args.same_clients * args.same_rounds
+    frequency = stored["metadata"]["frequency"]
+    print(f"part 3: one pain point mentioned {mentions} times: frequency {frequency}")
+    return abs(mentions - frequency)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--url", help="a running host on loopback (default: start one)")
@@ -172,7 +209,8 @@ def main() -> int:
     with host_url(args.url) as base_url:
         failures = asyncio.run(many_batches(base_url, args))
         asyncio.run(same_entity(base_url, args))
-    print(f"\nentities lost or mis-indexed after reindex: {failures}")
+        failures += asyncio.run(one_pain_point(base_url, args))
+    print(f"\nlost, mis-indexed (before or after reindex) or miscounted: {failures}")
     return 1 if failures else 0
 
 

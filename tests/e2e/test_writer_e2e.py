@@ -1,0 +1,73 @@
+"""One writer per user on the real host: the Worker forwards writes to the user's Durable
+Object (the host runs it, one live instance per id, SQLite under the state dir)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import httpx
+import pytest
+
+from .hostproc import Host
+
+pytestmark = pytest.mark.e2e
+
+
+async def _put_all(host: Host, user: str, bodies: list[dict]) -> list[httpx.Response]:
+    async with httpx.AsyncClient(base_url=host.base_url, timeout=120) as ac:
+        return await asyncio.gather(
+            *(ac.put(f"/v1/users/{user}/entities", json=body) for body in bodies)
+        )
+
+
+def test_concurrent_writers_lose_nothing_and_the_index_is_complete_at_once(host: Host) -> None:
+    bodies = [
+        {
+            "session_id": f"s{c}-{b}",
+            "entities": [{"type": "campaign", "name": f"W {c}-{b}-{i}"} for i in range(3)],
+        }
+        for c in range(6)
+        for b in range(4)
+    ]
+    replies = asyncio.run(_put_all(host, "e2e-writers", bodies))
+    assert [r.status_code for r in replies] == [200] * len(bodies)
+    # Right after the last acknowledgement: no reindex, no cron.
+    index = json.loads(host.kv_get("index:e2e-writers:entities"))
+    keys = {k["name"] for k in host.kv_list("entity:e2e-writers:")}
+    assert len(keys) == 72
+    assert {f"entity:e2e-writers:{e['type']}:{e['id']}" for e in index["entries"]} == keys
+
+
+def test_one_entity_written_concurrently_gets_one_version_per_write(host: Host) -> None:
+    bodies = [
+        {
+            "session_id": f"s{i}",
+            "entities": [{"type": "pain_point", "name": "Slow reports", "content": f"mention {i}"}],
+        }
+        for i in range(16)
+    ]
+    replies = asyncio.run(_put_all(host, "e2e-one", bodies))
+    versions = sorted(r.json()["results"][0]["version"] for r in replies)
+    assert versions == list(range(1, 17))
+    with httpx.Client(base_url=host.base_url, timeout=60) as c:
+        stored = c.get("/v1/users/e2e-one/entities/pain_point/slow-reports").json()
+    assert stored["metadata"]["frequency"] == 16
+    history = host.d1(
+        "SELECT version FROM entity_versions WHERE user_id = 'e2e-one' ORDER BY version"
+    )
+    assert [row["version"] for row in history] == list(range(1, 17))
+
+
+def test_the_writer_keeps_its_copy_under_the_state_dir_and_forget_clears_it(host: Host) -> None:
+    with httpx.Client(base_url=host.base_url, timeout=60) as c:
+        body = {"session_id": "s1", "entities": [{"type": "campaign", "name": "Alpha"}]}
+        assert c.put("/v1/users/e2e-copy/entities", json=body).status_code == 200
+        objects = Path(host.persist_dir) / "do" / "UserWriter"
+        assert any(p.suffix == ".sqlite" for p in objects.iterdir())
+        gone = c.delete("/v1/users/e2e-copy").json()
+        assert gone["complete"] and gone["writerRowsDeleted"] >= 2
+        assert c.get("/v1/users/e2e-copy/entities").json()["count"] == 0
+        again = c.put("/v1/users/e2e-copy/entities", json=body).json()
+        assert again["results"][0]["version"] == 1  # nothing of the old user came back
