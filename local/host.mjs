@@ -18,6 +18,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { timingSafeEqual } from "node:crypto";
+import { spawn } from "node:child_process";
 import { createServer } from "node:http";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -71,6 +72,11 @@ const { values: opts } = parseArgs({
 });
 const port = Number(opts.port ?? process.env.PORT ?? 8787);
 const CONFIG_PATH = path.resolve(opts.config ?? path.join(REPO, "wrangler.toml"));
+// A detached watcher that stops our children if we die without cleaning up (kill -9).
+spawn(process.execPath, [path.join(LOCAL_DIR, "reaper.mjs"), String(process.pid)], {
+  detached: true,
+  stdio: "ignore",
+}).unref();
 // The local embedding model loads in its own process while Pyodide starts.
 const embeddings = opts["selftest-kv"] ? null : startEmbeddingServer(REPO);
 // The directory that holds kv/, d1/, ...: what `wrangler ... --local` uses is
