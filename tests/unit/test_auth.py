@@ -207,3 +207,17 @@ async def test_forget_deletes_the_users_tokens_and_labels(
     again = await api.get("/v1/users/ann/entities", headers=auth(ann["token"]))
     assert again.status_code == 401
     assert (await api.get("/v1/users/bob/entities", headers=auth(bob["token"]))).is_success
+
+
+async def test_failed_authentication_is_rate_limited_per_address(
+    api: httpx.AsyncClient, db: CountingD1
+) -> None:
+    api.limiter.budget = 3  # type: ignore[attr-defined]
+    flood = {**auth("em_madeup_000000000000"), "CF-Connecting-IP": "203.0.113.7"}
+    codes = [(await api.get("/v1/users/ann/entities", headers=flood)).status_code for _ in range(6)]
+    assert codes[:4] == [401] * 4 and codes[4:] == [429, 429]
+    lookups = db.statements
+    assert (await api.get("/v1/users/ann/entities", headers=flood)).status_code == 429
+    assert db.statements == lookups  # refused before any token lookup
+    elsewhere = {**flood, "CF-Connecting-IP": "198.51.100.1"}
+    assert (await api.get("/v1/users/ann/entities", headers=elsewhere)).status_code == 401

@@ -20,7 +20,7 @@ from entity_memory.domain.keys import InvalidId, validate_id
 from entity_memory.domain.limits import MAX_BODY_BYTES
 from entity_memory.http.deps import request_bindings
 from entity_memory.http.errors import RETRY_AFTER_STORAGE_S, ApiError, error_response
-from entity_memory.service.auth import Principal, TokenStore, authenticate
+from entity_memory.service.auth import FAILED_AUTH, Principal, TokenStore, authenticate
 from entity_memory.service.settings import ForwardWrite
 from entity_memory.service.user_writer import SESSION_TIME_HEADER
 
@@ -53,13 +53,31 @@ async def body_problem(request: Request) -> JSONResponse | None:
     return None
 
 
+def client_address(request: Request) -> str:
+    """The caller's address: Cloudflare's `CF-Connecting-IP`, else the socket's peer."""
+    return request.headers.get("cf-connecting-ip") or (
+        request.client.host if request.client else "unknown"
+    )
+
+
+def _too_many(message: str) -> JSONResponse:
+    return error_response(
+        429, "rate_limited", message, headers={"Retry-After": str(RATE_LIMIT_PERIOD_S)}
+    )
+
+
 async def _admit(request: Request) -> Principal | JSONResponse:
     """The caller of a `/v1` route, or the answer that turns it away."""
     b = await request_bindings(request)
+    address = client_address(request)
+    if FAILED_AUTH.blocked(address, b.clock()):
+        return _too_many("too many failed authentications from this address; retry later")
     tokens = None if b.db is None else TokenStore(b.db)
     given = request.headers.get("authorization")
     principal = await authenticate(given, b.settings.api_token, tokens)
     if principal is None:
+        if b.rate_limit is not None and not await b.rate_limit(f"unauthenticated:{address}"):
+            FAILED_AUTH.block(address, b.clock() + RATE_LIMIT_PERIOD_S * 1000)
         return error_response(
             401,
             "unauthorized",
@@ -72,12 +90,7 @@ async def _admit(request: Request) -> Principal | JSONResponse:
         return error_response(403, "forbidden", "this token is for another user")
     key = principal.rate_key
     if key is not None and b.rate_limit is not None and not await b.rate_limit(key):
-        return error_response(
-            429,
-            "rate_limited",
-            "too many requests for this token; retry later",
-            headers={"Retry-After": str(RATE_LIMIT_PERIOD_S)},
-        )
+        return _too_many("too many requests for this token; retry later")
     return principal
 
 

@@ -133,3 +133,37 @@ async def authenticate(
     if hmac.compare_digest(given.encode(), admin_token.encode()):
         return Principal("admin")
     return None if tokens is None else await tokens.lookup(given)
+
+
+#: Addresses remembered as over their failed-auth budget, at most (oldest forgotten first).
+MAX_BLOCKED_ADDRESSES = 10_000
+
+
+class FailedAuthGuard:
+    """Rate limits failed authentication per client address.
+
+    Every request with a user token costs a D1 lookup before anyone knows it is bad, so a
+    flood of made-up tokens would cost D1 reads without end. Each failure is counted against
+    its address in the rate-limit binding; an address over budget is remembered here (per
+    isolate) and refused with 429 before any lookup until its period ends.
+    """
+
+    def __init__(self) -> None:
+        self._blocked: dict[str, int] = {}
+
+    def blocked(self, address: str, now_ms: int) -> bool:
+        until = self._blocked.get(address)
+        if until is None:
+            return False
+        if until <= now_ms:
+            del self._blocked[address]
+            return False
+        return True
+
+    def block(self, address: str, until_ms: int) -> None:
+        if len(self._blocked) >= MAX_BLOCKED_ADDRESSES:
+            self._blocked.pop(next(iter(self._blocked)))
+        self._blocked[address] = until_ms
+
+
+FAILED_AUTH = FailedAuthGuard()
