@@ -145,3 +145,17 @@ async def test_a_bad_user_id_is_refused_before_any_writer_exists(
     r = await put(client, "a b", "s1", campaign("Alpha"))
     assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_id"
     assert twin.writers == {}
+
+
+async def test_a_restarted_writer_republishes_the_index_a_crash_left_behind(
+    client: httpx.AsyncClient, twin: WriterTwin, memkv: InMemoryKV, clock: Clock
+) -> None:
+    batch = [campaign(f"K {i}") for i in range(5)]
+    assert (await put(client, "kit", "s1", *batch)).status_code == 200
+    # The crash: KV's index lost the batch after the writer's copy had it.
+    await memkv.put("index:kit:entities", json.dumps({"entries": []}))
+    twin.restart("kit")
+    retry = await put(client, "kit", "s1", *batch)
+    assert [r["status"] for r in retry.json()["results"]] == ["unchanged"] * 5
+    index = await memkv.get_json("index:kit:entities")
+    assert len(index["entries"]) == 5

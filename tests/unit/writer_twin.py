@@ -24,12 +24,17 @@ class WriterTwin:
     sleep: Callable[[float], Awaitable[None]]
     writers: dict[str, tuple[UserWriter, FastAPI]] = field(default_factory=dict)
 
-    def writer(self, user_id: str) -> UserWriter:
+    def writer(self, user_id: str, table: SQLiteTable | None = None) -> UserWriter:
         if user_id not in self.writers:
-            table = SQLiteTable(sqlite3.connect(":memory:", isolation_level=None))
+            table = table or SQLiteTable(sqlite3.connect(":memory:", isolation_level=None))
             writer = UserWriter(table, self.clock, self.sleep)
             self.writers[user_id] = (writer, create_app(self.bind, writer=writer))
         return self.writers[user_id][0]
+
+    def restart(self, user_id: str) -> None:
+        """A new instance over the same storage, as after an eviction or a crash."""
+        old = self.writers.pop(user_id)[0]
+        self.writer(user_id, table=old.table)  # type: ignore[arg-type]
 
     async def forward(
         self, user_id: str, method: str, url: str, headers: list[tuple[str, str]], body: bytes
