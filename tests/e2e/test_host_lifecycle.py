@@ -49,4 +49,50 @@ def test_killing_the_host_stops_its_children(tmp_path: Path) -> None:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and any(_running(p) for p in children):
             time.sleep(0.2)
-        assert [p for p in children if _running(p)] == []
+        left = [p for p in children if _running(p)]
+        assert left == [], [Path(f"/proc/{p}/cmdline").read_text() for p in left]
+
+
+def test_kill_9_mid_load_then_retry_leaves_every_acknowledged_write_indexed(
+    tmp_path: Path,
+) -> None:
+    import asyncio
+    import json
+
+    import httpx
+
+    user = "crash-user"
+    batches = [
+        {"session_id": f"s{b}", "entities": [{"type": "campaign", "name": f"K {b}-{i}"}]}
+        for b in range(40)
+        for i in range(1)
+    ]
+    acked: set[str] = set()
+
+    async def send_all(base_url: str, kill_after: int | None, pid: int | None) -> None:
+        async with httpx.AsyncClient(base_url=base_url, timeout=60) as ac:
+
+            async def one(body: dict) -> None:
+                try:
+                    r = await ac.put(f"/v1/users/{user}/entities", json=body)
+                except httpx.HTTPError:
+                    return
+                if r.status_code == 200:
+                    acked.update(x["key"] for x in r.json()["results"])
+                    if kill_after is not None and len(acked) >= kill_after and pid:
+                        os.kill(pid, signal.SIGKILL)
+
+            await asyncio.gather(*(one(b) for b in batches))
+
+    state = tmp_path / "v3"
+    with start_host(state) as first:
+        asyncio.run(send_all(first.base_url, kill_after=10, pid=first.process.pid))
+    assert 10 <= len(acked) < len(batches)  # the host died mid-load
+    before_retry = set(acked)
+    with start_host(state) as second:
+        asyncio.run(send_all(second.base_url, kill_after=None, pid=None))
+        index = json.loads(second.kv_get(f"index:{user}:entities"))
+        indexed = {f"entity:{user}:{e['type']}:{e['id']}" for e in index["entries"]}
+        live = {k["name"] for k in second.kv_list(f"entity:{user}:")}
+    assert before_retry <= live and before_retry <= indexed
+    assert indexed == live and len(live) == len(batches)

@@ -182,6 +182,20 @@ async def test_an_identical_re_upsert_writes_nothing(store: EntityStore, kv: Cou
     assert dict(kv.ops) == {"get_bulk": 1, "get": 1}
 
 
+async def test_an_unchanged_entity_missing_from_the_index_is_indexed_again(
+    store: EntityStore, kv: CountingKV
+) -> None:
+    """A crash between the entity write and the index write leaves the entity unindexed; the
+    client's retry finds it unchanged and must still put it back in the index."""
+    await store.upsert_many("u1", all_five(), "s1")
+    await kv.put("index:u1:entities", json.dumps({"entries": []}))
+    kv.ops.clear()
+    results = await store.upsert_many("u1", all_five(), "s1")
+    assert {r.status for r in results} == {"unchanged"}
+    assert len((await store.read_index("u1")).entries) == 5
+    assert kv.ops["put"] == 1  # the index only: the entities are unchanged
+
+
 async def test_batch_costs_one_bulk_read_one_index_read_one_index_write(
     store: EntityStore, kv: CountingKV
 ) -> None:

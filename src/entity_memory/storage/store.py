@@ -290,6 +290,14 @@ class EntityStore:
             merged.append(result)
 
         dirty = [k for k in dict.fromkeys(keys) if current[k] is not stored[k]]
+        # An entity stored but missing from the index (a crash between the two writes, or a
+        # lost index write) is indexed again when it is sent again, even when unchanged.
+        indexed = {(e.type, e.id) for e in index.entries}
+        unindexed = [
+            k
+            for k in dict.fromkeys(keys)
+            if k not in dirty and (current[k].type, current[k].id) not in indexed  # type: ignore[union-attr]
+        ]
         # Different keys, so no write waits for another: send them together, a few at a time.
         await _bounded_gather([self._put_entity(k, current[k]) for k in dirty])  # type: ignore[arg-type]
         if self.ledger is not None:
@@ -299,7 +307,8 @@ class EntityStore:
                 await self.ledger.write(
                     self.ledger.upsert_statements(written, now) + list(ledger_extra)
                 )
-        if dirty:
+        if dirty or unindexed:
+            dirty += unindexed
             vectors = await self._vectors_for(index, [current[k] for k in dirty])  # type: ignore[misc]
             positions = {(e.type, e.id): i for i, e in enumerate(index.entries)}
             for key in dirty:
