@@ -71,3 +71,38 @@ def test_the_writer_keeps_its_copy_under_the_state_dir_and_forget_clears_it(host
         assert c.get("/v1/users/e2e-copy/entities").json()["count"] == 0
         again = c.put("/v1/users/e2e-copy/entities", json=body).json()
         assert again["results"][0]["version"] == 1  # nothing of the old user came back
+
+
+def test_forget_racing_writes_leaves_a_consistent_user(host: Host) -> None:
+    """Erasure runs in the user's writer, so a racing write lands wholly before it (erased)
+    or wholly after it (a new, complete write): never half an entity, index or ledger."""
+    user = "e2e-forget-race"
+
+    async def race() -> list[httpx.Response]:
+        async with httpx.AsyncClient(base_url=host.base_url, timeout=120) as ac:
+            body = {"session_id": "s", "entities": [{"type": "campaign", "name": "Alpha"}]}
+            await ac.put(f"/v1/users/{user}/entities", json=body)
+            writes = [
+                ac.put(
+                    f"/v1/users/{user}/entities",
+                    json={
+                        "session_id": f"s{i}",
+                        "entities": [{"type": "campaign", "name": f"R{i}"}],
+                    },
+                )
+                for i in range(6)
+            ]
+            return await asyncio.gather(ac.delete(f"/v1/users/{user}"), *writes)
+
+    forget, *writes = asyncio.run(race())
+    assert forget.status_code == 200 and forget.json()["complete"]
+    assert all(w.status_code == 200 for w in writes)
+    keys = {k["name"] for k in host.kv_list(f"entity:{user}:")}
+    raw = host.kv_get(f"index:{user}:entities")
+    indexed = set()
+    if raw:
+        indexed = {f"entity:{user}:{e['type']}:{e['id']}" for e in json.loads(raw)["entries"]}
+    assert keys == indexed
+    assert f"entity:{user}:campaign:alpha" not in keys  # written before the erase: erased
+    rows = host.d1(f"SELECT DISTINCT entity_id FROM entity_versions WHERE user_id = '{user}'")
+    assert {f"entity:{user}:campaign:{r['entity_id']}" for r in rows} == keys

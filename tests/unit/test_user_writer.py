@@ -159,3 +159,18 @@ async def test_a_restarted_writer_republishes_the_index_a_crash_left_behind(
     assert [r["status"] for r in retry.json()["results"]] == ["unchanged"] * 5
     index = await memkv.get_json("index:kit:entities")
     assert len(index["entries"]) == 5
+
+
+async def test_writes_racing_an_erase_never_bring_erased_entities_back(
+    client: httpx.AsyncClient, memkv: InMemoryKV
+) -> None:
+    await put(client, "hal", "s0", campaign("Alpha"))
+    replies = await asyncio.gather(
+        client.delete("/v1/users/hal"),
+        *(put(client, "hal", f"s{i}", campaign(f"R{i}")) for i in range(6)),
+    )
+    assert all(r.status_code == 200 for r in replies)
+    index = await memkv.get_json("index:hal:entities") or {"entries": []}
+    indexed = {e["id"] for e in index["entries"]}
+    stored = {k.name.rsplit(":", 1)[1] for k in (await memkv.list(prefix="entity:hal:")).keys}
+    assert indexed == stored and "alpha" not in stored

@@ -39,6 +39,9 @@ KV_READ_TRUST_MS = 60 * 60 * 1000
 SESSION_TIME_HEADER = "x-entity-memory-session-time"
 #: Response header: index-key writes this user's writer has made (benches check coalescing).
 INDEX_WRITES_HEADER = "X-Index-Writes"
+#: A row that says the table holds everything of the user (set by an erasure): a key it does
+#: not have is absent, never read from KV, whose erased keys may still show for a while.
+AUTHORITATIVE_KEY = "writer:authoritative"
 INDEX_SUFFIX = ":entities"
 INDEX_PREFIX = "index:"
 
@@ -56,7 +59,7 @@ class WriterKV:
     def _cached(self, key: str) -> tuple[bool, Any | None]:
         row = self.writer.table.get(key)
         if row is None:
-            return False, None
+            return self.writer.authoritative, None
         if row.expires_at is not None and row.expires_at <= self.writer.clock():
             return False, None
         return True, None if row.value is None else json.loads(row.value)
@@ -145,12 +148,21 @@ class UserWriter:
         self._flushing: asyncio.Future[None] | None = None
         self._inner: KVNamespace | None = None
         self._republished = False
+        self.authoritative = table.get(AUTHORITATIVE_KEY) is not None
         #: KV writes of the index key, for the benches (coalescing made visible).
         self.index_writes = 0
 
     def kv(self, inner: KVNamespace) -> WriterKV:
         self._inner = inner
         return WriterKV(self, inner)
+
+    def forget(self) -> int:
+        """Drop the user's copy (erasure); the number of rows removed. The table then holds
+        everything of the user (nothing), so nothing erased is read back from KV."""
+        removed = self.table.clear()
+        self.table.put(AUTHORITATIVE_KEY, Row("1", None, None))
+        self.authoritative = True
+        return removed
 
     def index_read(self, key: str, value: str) -> None:
         """The first time a new instance reads its own copy of the index, it republishes it:

@@ -83,5 +83,5 @@ async def forget_user(
     if result["complete"]:
         result["tokensDeleted"] = await TokenStore(ledger.db).forget_user(user_id)
         if b.writer_state is not None:
-            result["writerRowsDeleted"] = b.writer_state.table.clear()
+            result["writerRowsDeleted"] = b.writer_state.forget()
     return result
