@@ -10,6 +10,8 @@ becomes null) and JS results to Python (objects become dicts, a Map becomes a di
 from __future__ import annotations
 
 import asyncio
+import json
+import math
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -29,7 +31,9 @@ def _plain(value: Any) -> Any:
     """Deep-copy the SDK's results into plain Python containers.
 
     The SDK returns `JsDict` (a dict subclass with attribute access) for JS objects; the core
-    compares, serialises and stores these, so hand it ordinary dicts and lists.
+    compares, serialises and stores these, so hand it ordinary dicts and lists. Used only for
+    small results (a list page, an AI answer, a D1 result off the host): entity values are
+    read from KV as text and parsed by `json.loads`, which already yields plain containers.
     """
     if isinstance(value, dict):
         return {str(k): _plain(v) for k, v in value.items()}
@@ -49,7 +53,10 @@ class WorkersKV:
         self._kv = binding
 
     async def get_json(self, key: str) -> Any | None:
-        return _plain(await self._kv.get(key, "json"))
+        # As text, parsed once here: KV's "json" type would parse on the JS side and then
+        # convert every node to Python (the index is megabytes at 10k entities).
+        text = await self._kv.get(key, "text")
+        return None if text is None else json.loads(text)
 
     async def get_json_many(self, keys: Sequence[str]) -> dict[str, Any | None]:
         if not keys:
@@ -58,9 +65,13 @@ class WorkersKV:
             raise KVError(f"bulk get takes at most {MAX_BULK_GET_KEYS} keys")
         # One bulk read (at most 100 keys, enforced by KV itself); the JS Map it returns has
         # an entry, possibly null, for every requested key.
-        found = await self._kv.get(list(keys), "json")
-        found = _plain(found) if found is not None else {}
-        return {key: found.get(key) for key in keys}
+        found = await self._kv.get(list(keys), "text")
+        texts: Mapping[str, str | None] = found if found is not None else {}
+        out: dict[str, Any | None] = {}
+        for key in keys:
+            text = texts.get(key)
+            out[key] = None if text is None else json.loads(text)
+        return out
 
     async def put(
         self,
@@ -107,24 +118,71 @@ class WorkersKV:
         )
 
 
+#: The local host's D1 wrapper (local/runtime.mjs `D1_HOST_BATCH`): a whole batch as JSON.
+D1_HOST_BATCH = "hostBatchJson"
+#: Integers beyond this lose precision as JSON numbers parsed by JS.
+_JS_SAFE_INT = 2**53 - 1
+
+
+def _json_safe(params: Sequence[Any]) -> bool:
+    """Whether JSON carries these params to JS as the SDK's conversion would: no bytes, no
+    integer past 2**53, no NaN or infinity."""
+    for value in params:
+        if value is None or isinstance(value, str | bool):
+            continue
+        if isinstance(value, int):
+            if abs(value) > _JS_SAFE_INT:
+                return False
+        elif not (isinstance(value, float) and math.isfinite(value)):
+            return False
+    return True
+
+
 class WorkersD1:
-    """`entity_memory.storage.d1.D1Database` over a D1 binding (`prepare().bind()`, `batch`)."""
+    """`entity_memory.storage.d1.D1Database` over a D1 binding (`prepare().bind()`, `batch`).
+
+    Two paths, picked by what the binding can do. On workerd, `prepare`/`bind` are cheap
+    in-isolate calls, so statements are built from Python. The local host's D1 wrapper also
+    has `hostBatchJson` (local/runtime.mjs): there every `prepare`/`bind` from Python crosses
+    the SDK's conversions and getPlatformProxy's proxy (40-130 ms each, most of a write's
+    time), so the statements cross once as JSON and JS runs them in one round trip. The
+    capability is probed rather than configured: production never depends on a host-only
+    method, and the host never pays per statement. Values JSON cannot carry as the SDK would
+    (bytes, integers past 2**53, NaN) take the SDK path.
+    """
 
     def __init__(self, binding: Any) -> None:
         self._db = binding
+        self._host_batch = getattr(binding, D1_HOST_BATCH, None)
 
     def _statement(self, sql: str, params: Sequence[Any]) -> Any:
         prepared = self._db.prepare(sql)
         return prepared.bind(*params) if params else prepared
 
+    def _can_host_batch(self, statements: Sequence[tuple[str, Sequence[Any]]]) -> bool:
+        return self._host_batch is not None and all(_json_safe(p) for _, p in statements)
+
+    async def _run_on_host(
+        self, statements: Sequence[tuple[str, Sequence[Any]]]
+    ) -> list[list[dict[str, Any]]]:
+        assert self._host_batch is not None
+        payload = json.dumps([[sql, list(params)] for sql, params in statements])
+        return json.loads(await self._host_batch(payload))
+
     async def all(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        if self._can_host_batch([(sql, params)]):
+            return (await self._run_on_host([(sql, params)]))[0]
         result = _plain(await self._statement(sql, params).all())
         return list(result.get("results") or [])
 
     async def batch(
         self, statements: Sequence[tuple[str, Sequence[Any]]]
     ) -> list[list[dict[str, Any]]]:
+        if not statements:
+            return []
         # D1 runs a batch as one transaction: all statements apply, or none.
+        if self._can_host_batch(statements):
+            return await self._run_on_host(statements)
         results = _plain(await self._db.batch([self._statement(s, p) for s, p in statements]))
         return [list(r.get("results") or []) for r in results]
 

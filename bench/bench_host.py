@@ -1,0 +1,156 @@
+"""Benchmark: the local host's request latency and cold start, the figures issue 14 targets.
+
+- a 20-entity PUT (10 updates, 10 new) and a context request for a user holding N entities;
+- cold start: `node local/host.mjs` spawned to its first 200 on /healthz, and what
+  `scripts/serve`'s migration step adds when nothing is pending.
+
+Every figure is the median of `--repeats` runs with min-max spread. Timing depends on the
+machine's load; this prints, it asserts nothing.
+
+Run: `.venv/bin/python -m bench.bench_host [--sizes 1000] [--cold 5] [--url URL]`
+(without --url it starts the local host itself on a fresh state directory).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+from tests.e2e.hostproc import CLI_ENV, REPO, _free_port, _stop, start_host
+
+from bench.bench_store import TASK, entity_doc
+
+FILL_BATCH = 100
+
+
+def spread(samples: list[float]) -> str:
+    return (
+        f"median {statistics.median(samples):8.1f} ms "
+        f"(min {min(samples):.1f}, max {max(samples):.1f}, n={len(samples)})"
+    )
+
+
+def timed(fn: Callable[[], Any], repeats: int) -> list[float]:
+    samples = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        samples.append((time.perf_counter() - t) * 1000)
+    return samples
+
+
+def requests(base_url: str, n: int, repeats: int) -> None:
+    user = f"host-bench-{n}"
+    with httpx.Client(base_url=base_url, timeout=600) as client:
+        for start in range(0, n, FILL_BATCH):
+            docs = [entity_doc(i) for i in range(start, min(n, start + FILL_BATCH))]
+            client.put(
+                f"/v1/users/{user}/entities", json={"session_id": "fill", "entities": docs}
+            ).raise_for_status()
+        counter = iter(range(10**9))
+
+        def put20() -> None:
+            k = next(counter)
+            docs = [
+                {**entity_doc(j), "content": f"{entity_doc(j)['content']} v{k}"} for j in range(10)
+            ]
+            docs += [entity_doc(n + 1000 * (k + 1) + j) for j in range(10)]
+            client.put(
+                f"/v1/users/{user}/entities", json={"session_id": f"s{k}", "entities": docs}
+            ).raise_for_status()
+
+        def context() -> None:
+            client.post(
+                f"/v1/users/{user}/context", json={"task": TASK, "limit": 20}
+            ).raise_for_status()
+
+        put20()  # warm: first-use imports are a cold-start cost, not a per-request one
+        context()
+        print(f"{n:>6} entities | PUT 20     | {spread(timed(put20, repeats))}", flush=True)
+        print(f"{n:>6} entities | context 20 | {spread(timed(context, repeats))}", flush=True)
+
+
+def cold_start(state: Path, runs: int) -> None:
+    """Spawn the host on an existing state directory and time until /healthz answers 200."""
+    samples, reported = [], []
+    for _ in range(runs):
+        port = _free_port()
+        t = time.perf_counter()
+        process = subprocess.Popen(
+            ["node", "local/host.mjs", "--port", str(port), "--persist", str(state)],
+            cwd=REPO,
+            env=CLI_ENV,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            start_new_session=True,
+        )
+        try:
+            while True:
+                try:
+                    if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=5).status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                if process.poll() is not None:
+                    raise RuntimeError("the host exited during start-up")
+                time.sleep(0.02)
+            samples.append((time.perf_counter() - t) * 1000)
+        finally:
+            _stop(process)
+        assert process.stdout is not None
+        for line in process.stdout:
+            if "ready on" in line:
+                reported.append(float(line.rsplit(" in ", 1)[1].split()[0]))
+    print(f"cold start to first 200 (spawn included) | {spread(samples)}")
+    if reported:
+        print(f"cold start as the host reports it       | {spread(reported)}")
+
+
+def migrate_step(state: Path, runs: int) -> None:
+    """What scripts/serve's migration step costs when every migration is already applied."""
+    env = {**CLI_ENV, "ENTITY_MEMORY_PERSIST": str(state)}
+    cmd = ["bash", "scripts/serve", "--migrate-only", "--persist", str(state)]
+    samples = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        subprocess.run(cmd, cwd=REPO, env=env, check=True, capture_output=True)
+        samples.append((time.perf_counter() - t) * 1000)
+    print(f"scripts/serve --migrate-only (setup + migrations, none pending) | {spread(samples)}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="1000")
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--cold", type=int, default=5, help="cold-start runs (0: skip)")
+    parser.add_argument("--url", help="a running local host; default: start one")
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    print(f"machine: {os.cpu_count()} CPUs; figures vary with load")
+    if args.url:
+        for n in sizes:
+            requests(args.url, n, args.repeats)
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        state = Path(tmp) / "v3"
+        with start_host(state) as host:
+            print(f"host started in {host.startup_ms} ms (its own figure)", flush=True)
+            for n in sizes:
+                requests(host.base_url, n, args.repeats)
+        if args.cold:
+            cold_start(state, args.cold)
+            if "--migrate-only" in (REPO / "scripts/serve").read_text():
+                migrate_step(state, args.cold)
+
+
+if __name__ == "__main__":
+    main()
