@@ -13,7 +13,7 @@ import pytest
 from entity_memory.domain.models import entity_input_adapter
 from entity_memory.embeddings.catalog import CATALOG, LOCAL_E5
 from entity_memory.embeddings.embedder import Embedder, build_embedder
-from entity_memory.embeddings.vectors import QueryPlanes, pack_signs, standardise, unpack_signs
+from entity_memory.embeddings.vectors import QueryPlanes, pack_signs, rescale, unpack_signs
 from entity_memory.storage.kv import InMemoryKV
 from entity_memory.storage.store import EntityStore
 
@@ -65,10 +65,10 @@ async def test_sign_vectors_estimate_the_cosine() -> None:
         assert abs(estimate - true) < 0.15
 
 
-def test_standardise_needs_a_few_vectors_and_keeps_missing_ones_missing() -> None:
-    assert standardise([0.9, None]) == [None, None]
-    out = standardise([0.1, 0.1, 0.1, 0.1, 0.9, None])
-    assert out[4] is not None and out[4] > 0 and out[0] == 0.0 and out[5] is None
+def test_rescale_needs_a_few_vectors_and_keeps_missing_ones_missing() -> None:
+    assert rescale([0.9, None]) == [None, None]
+    assert rescale([0.1, 0.5, 0.9, None]) == [0.0, 0.5, 1.0, None]
+    assert rescale([0.3, 0.3, 0.3]) == [0.0, 0.0, 0.0]
 
 
 async def test_a_paraphrased_task_finds_its_entity(clock: Clock) -> None:

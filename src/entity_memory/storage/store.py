@@ -39,8 +39,8 @@ from entity_memory.embeddings.vectors import (
     QueryPlanes,
     centred,
     pack_signs,
+    rescale,
     running_mean,
-    standardise,
     unpack_signs,
 )
 from entity_memory.service.settings import Settings, wall_clock_ms
@@ -460,7 +460,7 @@ class EntityStore:
         if not found:
             return None, "model_failed"
         planes = QueryPlanes.of(centred(found[0], index.vector_center))
-        return standardise([None if s is None else planes.cosine(s) for s in signs]), None
+        return rescale([None if s is None else planes.cosine(s) for s in signs]), None
 
     async def _drop_expired(
         self, user_id: str, index: EntityIndex, missing: set[tuple[str, str]]
