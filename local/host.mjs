@@ -236,6 +236,7 @@ site.addsitedir(${JSON.stringify(PY_SITE)})  # already on sys.path; this runs it
     makeContext: ({ id, storage }) => Object.assign(new ExecutionContext(), { id, storage }),
   });
   Object.assign(env, durableObjectNamespaces(config, objects));
+  objects.restoreAlarms();
   return { pyodide, dispatch, entrypoint, env, proxy };
 }
 
