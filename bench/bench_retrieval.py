@@ -144,20 +144,21 @@ def quality() -> None:
     if not EVAL_DIR.exists():
         print(f"(no dev set at {EVAL_DIR}: quality skipped)")
         return
-    print("ranking with the expected entities stored directly (dev probes):")
-    print(f"{'mode':>8} {'probes':>7} {'hit@5':>7} {'hit@10':>7}")
-    for semantic in (False, True):
-        hits = asyncio.run(probe_hits(semantic))
-        n = len(hits[5])
-        mode = "hybrid" if semantic else "lexical"
-        print(f"{mode:>8} {n:>7} {sum(hits[5]) / n:>7.3f} {sum(hits[10]) / n:>7.3f}")
-    print("end to end (the rules extractor reads the sessions, then the probes rank):")
-    print(f"{'mode':>8} {'probes':>7} {'hit@5':>7} {'hit@10':>7}")
-    for semantic in (False, True):
-        hits = asyncio.run(end_to_end_hits(semantic))
-        n = len(hits[5])
-        mode = "hybrid" if semantic else "lexical"
-        print(f"{mode:>8} {n:>7} {sum(hits[5]) / n:>7.3f} {sum(hits[10]) / n:>7.3f}")
+    runs = (
+        ("ranking with the expected entities stored directly (dev probes):", probe_hits),
+        (
+            "end to end (the rules extractor reads the sessions, then the probes rank):",
+            end_to_end_hits,
+        ),
+    )
+    for title, measure_hits in runs:
+        print(title)
+        print(f"{'mode':>8} {'probes':>7} {'hit@5':>7} {'hit@10':>7}")
+        for semantic in (False, True):
+            hits = asyncio.run(measure_hits(semantic))
+            n = len(hits[5])
+            mode = "hybrid" if semantic else "lexical"
+            print(f"{mode:>8} {n:>7} {sum(hits[5]) / n:>7.3f} {sum(hits[10]) / n:>7.3f}")
     print()
 
 
