@@ -227,25 +227,3 @@ class UserWriter:
             raise
         finally:
             self._flushing = None
-
-
-WriterRegistry = Callable[[str], UserWriter]
-
-
-def in_process_writers(
-    make_table: Callable[[str], LocalTable], clock: Callable[[], int]
-) -> WriterRegistry:
-    """One live writer per user id in this process: the Durable Object namespace's semantics
-    (one instance per id) for CPython tests and benches."""
-    writers: dict[str, UserWriter] = {}
-
-    def writer_for(user_id: str) -> UserWriter:
-        if user_id not in writers:
-            writers[user_id] = UserWriter(make_table(user_id), clock)
-        return writers[user_id]
-
-    return writer_for
-
-
-def describe(writer: UserWriter) -> dict[str, Any]:
-    return {"indexWrites": writer.index_writes, "pendingIndex": writer._pending is not None}
