@@ -116,7 +116,7 @@ def rescale(cosines: Sequence[float | None]) -> list[float | None]:
     Raw cosines are not comparable across models, so they are read relative to the user's
     own entries: the closest entry gets 1, the farthest 0, with no per-model constant. On
     the dev probes (bench/bench_retrieval.py) min-max beat a z-score reading (relevance from
-    one standard deviation above the mean) at every semantic share and quantisation.
+    one standard deviation above the mean) on hit@5 at every semantic share and quantisation.
     """
     present = [c for c in cosines if c is not None]
     if len(present) < MIN_ENTRIES_FOR_SEMANTIC:
