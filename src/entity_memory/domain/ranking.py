@@ -116,7 +116,9 @@ def _hits(entry: IndexEntry, query: Sequence[str]) -> tuple[list[tuple[str, int]
     times), so ranking never tokenizes stored text at query time.
     """
     keywords = entry.keywords
-    n_name = entry.name_terms or name_term_count(entry.name, keywords)
+    n_name = entry.name_terms
+    if n_name is None:
+        n_name = name_term_count(entry.name, keywords)
     hits = []
     for term in query:
         if term in keywords:
