@@ -33,6 +33,7 @@ import {
   settleAll,
 } from "./runtime.mjs";
 import { durableObjectNamespaces, ObjectHost } from "./durable_objects.mjs";
+import { loadPyodideSnapshotted } from "./snapshot.mjs";
 import {
   LOCAL_EMBEDDING_MODEL,
   startEmbeddingServer,
@@ -154,26 +155,43 @@ function ensureSitePackages(pyodide, wheels) {
 // Set as soon as Miniflare is starting, so a failed start-up can still stop it.
 let proxyPromise;
 
-async function boot() {
-  const { loadPyodide } = await import("pyodide");
-  // Loading Pyodide and importing wrangler are the two slow steps and independent.
-  const [pyodide, wrangler] = await Promise.all([
-    loadPyodide({
-      stdout: (line) => console.log(line),
-      stderr: (line) => console.error(line),
-    }),
-    import("wrangler"),
-  ]);
-  lap("pyodide loaded, wrangler imported");
-  const config = wrangler.unstable_readConfig({ config: CONFIG_PATH });
-  // Start Miniflare now; it boots in its own process while Python imports the app.
+function startPlatformProxy(wrangler) {
   proxyPromise = wrangler.getPlatformProxy({
     configPath: CONFIG_PATH,
     // With remote bindings on, the [ai] binding demands a Cloudflare login.
     remoteBindings: false,
     persist: { path: persistPath },
   });
-  proxyPromise.catch(() => {}); // awaited below; avoid an unhandled-rejection crash meanwhile
+  proxyPromise.catch(() => {}); // awaited in boot(); avoid an unhandled-rejection crash meanwhile
+  return proxyPromise;
+}
+
+async function boot() {
+  // The slow steps are independent: loading Pyodide (~2.5 s), importing wrangler, and
+  // Miniflare starting its workerd (its own process). Start them all at once; Python imports
+  // the app while Miniflare is still coming up.
+  const wranglerReady = import("wrangler").then((wrangler) => {
+    lap("wrangler imported");
+    startPlatformProxy(wrangler);
+    return wrangler;
+  });
+  const { loadPyodide, version } = await import("pyodide");
+  const [[pyodide], wrangler] = await Promise.all([
+    loadPyodideSnapshotted({
+      loadPyodide,
+      version,
+      cacheDir: PACKAGES_DIR,
+      options: {
+        stdout: (line) => console.log(line),
+        stderr: (line) => console.error(line),
+      },
+    }).then((loaded) => {
+      lap(`pyodide loaded (snapshot ${loaded[1]})`);
+      return loaded;
+    }),
+    wranglerReady,
+  ]);
+  const config = wrangler.unstable_readConfig({ config: CONFIG_PATH });
 
   const wheels = wheelFiles();
   checkWheelAbi(wheels, pyodide);
