@@ -116,6 +116,15 @@ class WorkersKV:
         )
 
 
+def _json_params(value: Any) -> str | None:
+    """`value` as JSON text, or None when it holds what JSON cannot carry (bytes for a BLOB):
+    such statements take the statement API, which passes them as they are."""
+    try:
+        return json.dumps(value)
+    except (TypeError, ValueError):
+        return None
+
+
 class WorkersD1:
     """`entity_memory.storage.d1.D1Database` over a D1 binding.
 
@@ -140,8 +149,8 @@ class WorkersD1:
         return prepared.bind(*params) if params else prepared
 
     async def all(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
-        if self._all_json is not None:
-            return json.loads(await self._all_json(sql, json.dumps(list(params))))
+        if self._all_json is not None and (params_json := _json_params(params)) is not None:
+            return json.loads(await self._all_json(sql, params_json))
         result = _plain(await self._statement(sql, params).all())
         return list(result.get("results") or [])
 
@@ -149,8 +158,7 @@ class WorkersD1:
         self, statements: Sequence[tuple[str, Sequence[Any]]]
     ) -> list[list[dict[str, Any]]]:
         # D1 runs a batch as one transaction: all statements apply, or none.
-        if self._batch_json is not None:
-            plan = json.dumps([[sql, list(params)] for sql, params in statements])
+        if self._batch_json is not None and (plan := _json_params(statements)) is not None:
             return json.loads(await self._batch_json(plan))
         results = _plain(await self._db.batch([self._statement(s, p) for s, p in statements]))
         return [list(r.get("results") or []) for r in results]

@@ -120,3 +120,14 @@ async def test_kv_reads_values_as_text_and_parses_them_in_python() -> None:
     assert await kv.get_json("missing") is None
     assert await kv.get_json_many(["a", "b", "c"]) == {"a": doc, "b": 3, "c": None}
     assert set(kv._kv.types) == {"text"}
+
+
+async def test_d1_params_json_cannot_carry_take_the_statement_api() -> None:
+    binding = HostD1()
+    binding.conn.execute("CREATE TABLE b (data BLOB)")
+    db = WorkersD1(binding)
+    await db.batch([("INSERT INTO b (data) VALUES (?)", (b"\x00\x01",))])
+    assert await db.all("SELECT data FROM b WHERE data = ?", (b"\x00\x01",)) == [
+        {"data": b"\x00\x01"}
+    ]
+    assert binding.prepared == 2
