@@ -14,7 +14,15 @@
 // A snapshot that fails to restore is deleted and the host starts the slow way.
 
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import path from "node:path";
 
 // Standard-library modules the app and its packages import (measured: the modules new in
@@ -59,7 +67,10 @@ function snapshotName(version) {
 
 function removeStale(dir, keep) {
   for (const name of readdirSync(dir)) {
-    if (name.startsWith("snapshot-") && name !== keep) rmSync(path.join(dir, name), { force: true });
+    // Another start-up's staging file of the current snapshot (`<keep>.tmp-<pid>`) stays.
+    if (name.startsWith("snapshot-") && !name.startsWith(keep)) {
+      rmSync(path.join(dir, name), { force: true });
+    }
   }
 }
 
