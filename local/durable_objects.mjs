@@ -12,9 +12,12 @@
 //   instead of `ctx.storage.sql` (the seam: Python's sqlite3 in place of the platform's SQL
 //   API; adapters/durable_object.py picks by what it is given);
 // - stubs are plain objects with `fetch`, so Python never mistakes one for a promise.
-// Not emulated: alarms, input/output gates, eviction after idleness, location hints.
+// - alarms: `ctx.storage.setAlarm(ms)` / `getAlarm()` / `deleteAlarm()`; at that time the
+//   instance's `alarm()` runs. Persisted next to the object's storage (`<id>.alarm`), so an
+//   alarm set before a restart still fires after it.
+// Not emulated: input/output gates, eviction after idleness, location hints, alarm retries.
 import { createHash } from "node:crypto";
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 
 export class DurableObjectId {
@@ -65,6 +68,7 @@ export class DurableObjectNamespace {
 // The instances of every class, and how a request reaches one.
 export class ObjectHost {
   #instances = new Map();
+  #timers = new Map();
   constructor({ pyodide, dispatch, module, env, stateDir, pyStateDir, makeContext }) {
     this.pyodide = pyodide;
     this.dispatch = dispatch;
@@ -74,15 +78,57 @@ export class ObjectHost {
     this.pyStateDir = pyStateDir;
     this.makeContext = makeContext;
   }
+  // Alarms set before this host started (their objects are created when they fire).
+  restoreAlarms() {
+    for (const className of existsSync(this.stateDir) ? readdirSync(this.stateDir) : []) {
+      const dir = path.join(this.stateDir, className);
+      for (const file of readdirSync(dir).filter((f) => f.endsWith(".alarm"))) {
+        const id = new DurableObjectId(file.slice(0, -".alarm".length));
+        this.#arm(className, id, Number(readFileSync(path.join(dir, file), "utf8")));
+      }
+    }
+  }
+  #alarmFile(className, id) {
+    return path.join(this.stateDir, className, `${id.hex}.alarm`);
+  }
+  #arm(className, id, at) {
+    const key = `${className}/${id.hex}`;
+    clearTimeout(this.#timers.get(key));
+    const timer = setTimeout(() => this.#ring(className, id), Math.max(0, at - Date.now()));
+    timer.unref();
+    this.#timers.set(key, timer);
+  }
+  async #ring(className, id) {
+    this.#timers.delete(`${className}/${id.hex}`);
+    rmSync(this.#alarmFile(className, id), { force: true });
+    try {
+      await this.dispatch.call_object_alarm(this.#instance(className, id));
+    } catch (err) {
+      console.error(`[alarm] ${className} ${id.hex}:`, err?.message ?? err);
+    }
+  }
+  #storage(className, id) {
+    const file = this.#alarmFile(className, id);
+    return {
+      sqlitePath: `${this.pyStateDir}/${className}/${id.hex}.sqlite`,
+      setAlarm: async (at) => {
+        const when = Number(at instanceof Date ? at.getTime() : at);
+        writeFileSync(file, String(when));
+        this.#arm(className, id, when);
+      },
+      getAlarm: async () => (existsSync(file) ? Number(readFileSync(file, "utf8")) : null),
+      deleteAlarm: async () => {
+        clearTimeout(this.#timers.get(`${className}/${id.hex}`));
+        rmSync(file, { force: true });
+      },
+    };
+  }
   #instance(className, id) {
     const key = `${className}/${id.hex}`;
     let found = this.#instances.get(key);
     if (!found) {
       mkdirSync(path.join(this.stateDir, className), { recursive: true });
-      const ctx = this.makeContext({
-        id,
-        storage: { sqlitePath: `${this.pyStateDir}/${className}/${id.hex}.sqlite` },
-      });
+      const ctx = this.makeContext({ id, storage: this.#storage(className, id) });
       found = this.dispatch.make_object(this.module, className, ctx, this.env);
       this.#instances.set(key, found);
     }

@@ -270,6 +270,7 @@ sys.path[:0] = [${JSON.stringify(PY_SRC)}, ${JSON.stringify(PY_RUNTIME)}]
     makeContext: ({ id, storage }) => Object.assign(new ExecutionContext(), { id, storage }),
   });
   Object.assign(env, durableObjectNamespaces(config, objects));
+  objects.restoreAlarms();
   return { pyodide, dispatch, entrypoint, env, proxy };
 }
 

@@ -44,48 +44,36 @@ export const D1Database = forwardingClass("D1Database", [
   "withSession",
 ]);
 
-// A host-only fast path (adapters/workers.py `WorkersD1` uses it when present): Python hands
-// the statements over once as JSON text, `[[sql, [params...]], ...]`, and gets the rows back
-// as JSON text. Through the SDK every JS object Python receives is probed
-// (`constructor.name`, `then`), and on the platform proxy each probe of a D1 statement is a
-// synchronous round trip to workerd: 40-130 ms per prepare/bind from Python, against ~2 ms
-// from here. workerd's real D1Database has no such method, so the adapter falls back to
-// prepare/bind/batch from Python there, where statements are cheap native objects.
-const STATEMENT_CACHE_SIZE = 64;
-const prepared = new WeakMap(); // binding -> Map(sql -> prepared statement)
+// Host-only: a whole batch of statements as one JSON string, `[[sql, [params...]], ...]`, run
+// with one call; the result is JSON too, `[[row, ...], ...]` per statement. Statements built
+// from Python cost 40-130 ms per prepare/bind (the SDK's conversions, then getPlatformProxy's
+// proxy), and even from here each prepare/bind is a synchronous round trip to workerd
+// (~3-6 ms). But workerd's D1 `batch` reads only `statement` and `params` of each statement,
+// so plain objects with the values `bind` would have checked and converted do the same in one
+// round trip. workerd's real binding has no such method: src/adapters/workers.py uses it only
+// where it exists (see `WorkersD1`), and production keeps prepare/bind/batch.
+export const D1_HOST_BATCH = "hostBatchJson";
 
-function statementOf(db, sql, params) {
-  let cache = prepared.get(db);
-  if (!cache) prepared.set(db, (cache = new Map()));
-  let statement = cache.get(sql);
-  if (!statement) {
-    // D1's bind() returns a new statement and leaves this one unbound: safe to reuse.
-    if (cache.size >= STATEMENT_CACHE_SIZE) cache.clear();
-    statement = db.prepare(sql);
-    cache.set(sql, statement);
-  }
-  return params.length ? statement.bind(...params) : statement;
+// What D1PreparedStatement.bind accepts and how it converts it (workerd's d1-api).
+function d1Value(value) {
+  if (value === null || typeof value === "number" || typeof value === "string") return value;
+  if (typeof value === "boolean") return value ? 1 : 0;
+  throw new Error(`D1_TYPE_ERROR: Type '${typeof value}' not supported for value '${value}'`);
 }
 
-Object.defineProperties(D1Database.prototype, {
-  // All rows of one statement: JSON text of `[{column: value}, ...]`.
-  allJson: {
-    value: async function (sql, paramsJson) {
-      const db = inner.get(this);
-      const result = await statementOf(db, sql, JSON.parse(paramsJson)).all();
-      return JSON.stringify(result.results ?? []);
-    },
+Object.defineProperty(D1Database.prototype, D1_HOST_BATCH, {
+  value: async function (statementsJson) {
+    const statements = JSON.parse(statementsJson).map(([statement, params]) => ({
+      statement,
+      params: params.map(d1Value),
+    }));
+    const results = await inner.get(this).batch(statements);
+    return JSON.stringify(results.map((result) => result.results ?? []));
   },
-  // One transaction (D1's batch): JSON text of each statement's rows.
-  batchJson: {
-    value: async function (planJson) {
-      const db = inner.get(this);
-      const plan = JSON.parse(planJson);
-      const results = await db.batch(plan.map(([sql, params]) => statementOf(db, sql, params)));
-      return JSON.stringify(results.map((result) => result.results ?? []));
-    },
-  },
+  writable: true,
+  configurable: true,
 });
+
 // Offline, every Ai method rejects with "Binding AI needs to be run remotely"; it stays
 // present so code paths that probe for a model see the same shape as in production.
 export const Ai = forwardingClass("Ai", ["run", "models", "gateway", "autorag", "toMarkdown"]);

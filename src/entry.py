@@ -4,7 +4,7 @@ the Durable Object class that runs each user's writes (`UserWriter`, bound as US
 import asgi
 from workers import DurableObject, WorkerEntrypoint
 
-from adapters.durable_object import open_table
+from adapters.durable_object import alarm_setter, open_table
 from adapters.workers import bind
 from entity_memory.http.app import create_app
 from entity_memory.service.maintenance import scheduled_reindex
@@ -32,8 +32,11 @@ class UserWriter(DurableObject):
 
     def __init__(self, ctx, env):
         super().__init__(ctx, env)
-        self.writer = WriterState(open_table(ctx), wall_clock_ms)
+        self.writer = WriterState(open_table(ctx), wall_clock_ms, schedule_retry=alarm_setter(ctx))
         self.app = create_app(bind, writer=self.writer)
+
+    async def alarm(self, *_):
+        await self.writer.retry_flush()
 
     async def fetch(self, request):
         response = await self.writer.run(lambda: asgi.fetch(self.app, request, self.env, self.ctx))

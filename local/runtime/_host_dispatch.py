@@ -88,3 +88,13 @@ async def call_object_fetch(instance: Any, request: Any) -> Any:
     if inspect.isawaitable(result):
         result = await result
     return python_to_rpc(result)
+
+
+async def call_object_alarm(instance: Any) -> None:
+    """`alarm()` of a Durable Object instance, when its class has one."""
+    handler = getattr(instance, "alarm", None)
+    if handler is None:
+        return
+    result = handler()
+    if inspect.isawaitable(result):
+        await result

@@ -9,7 +9,7 @@ write requests here with `durable_forward`; reads stay in the Worker, on KV.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from entity_memory.service.settings import ForwardWrite
@@ -66,6 +66,18 @@ def open_table(ctx: Any) -> LocalTable:
     if path:
         return SQLiteTable.open(str(path))
     return SqlStorageTable(storage.sql)
+
+
+def alarm_setter(ctx: Any) -> Callable[[int], Awaitable[None]]:
+    """Sets the object's alarm (`ctx.storage.setAlarm`, epoch ms): workerd then calls the
+    object's `alarm()`, even after an eviction."""
+
+    async def set_alarm(at_ms: int) -> None:
+        result = ctx.storage.setAlarm(at_ms)
+        if hasattr(result, "then") or hasattr(result, "__await__"):
+            await result
+
+    return set_alarm
 
 
 def durable_forward(namespace: Any) -> ForwardWrite:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -29,19 +30,16 @@ from entity_memory.storage.kv import (
 def _plain(value: Any) -> Any:
     """Deep-copy the SDK's results into plain Python containers.
 
-    The SDK returns `JsDict` (a dict subclass with attribute access) for JS objects. Used only
-    for small results (a KV list page's metadata, D1 rows on workerd, AI answers): values,
-    the index above all, are read as text and parsed once with `json.loads` instead.
+    The SDK returns `JsDict` (a dict subclass with attribute access) for JS objects; the core
+    compares, serialises and stores these, so hand it ordinary dicts and lists. Used only for
+    small results (a list page, an AI answer, a D1 result off the host): entity values are
+    read from KV as text and parsed by `json.loads`, which already yields plain containers.
     """
     if isinstance(value, dict):
         return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [_plain(v) for v in value]
     return value
-
-
-def _json_or_none(text: Any) -> Any | None:
-    return None if text is None else json.loads(str(text))
 
 
 class WorkersKV:
@@ -55,10 +53,10 @@ class WorkersKV:
         self._kv = binding
 
     async def get_json(self, key: str) -> Any | None:
-        # As text, parsed here: KV's "json" type would parse it in JS, then the SDK would
-        # convert the JS object to Python node by node (the 3 MB index of 10k entities: ~0.2 s
-        # more in Pyodide, and twice the memory while both copies live).
-        return _json_or_none(await self._kv.get(key, "text"))
+        # As text, parsed once here: KV's "json" type would parse on the JS side and then
+        # convert every node to Python (the index is megabytes at 10k entities).
+        text = await self._kv.get(key, "text")
+        return None if text is None else json.loads(text)
 
     async def get_json_many(self, keys: Sequence[str]) -> dict[str, Any | None]:
         if not keys:
@@ -68,8 +66,12 @@ class WorkersKV:
         # One bulk read (at most 100 keys, enforced by KV itself); the JS Map it returns has
         # an entry, possibly null, for every requested key.
         found = await self._kv.get(list(keys), "text")
-        found = found if found is not None else {}
-        return {key: _json_or_none(found.get(key)) for key in keys}
+        texts: Mapping[str, str | None] = found if found is not None else {}
+        out: dict[str, Any | None] = {}
+        for key in keys:
+            text = texts.get(key)
+            out[key] = None if text is None else json.loads(text)
+        return out
 
     async def put(
         self,
@@ -116,50 +118,71 @@ class WorkersKV:
         )
 
 
-def _json_params(value: Any) -> str | None:
-    """`value` as JSON text, or None when it holds what JSON cannot carry (bytes for a BLOB):
-    such statements take the statement API, which passes them as they are."""
-    try:
-        return json.dumps(value)
-    except (TypeError, ValueError):
-        return None
+#: The local host's D1 wrapper (local/runtime.mjs `D1_HOST_BATCH`): a whole batch as JSON.
+D1_HOST_BATCH = "hostBatchJson"
+#: Integers beyond this lose precision as JSON numbers parsed by JS.
+_JS_SAFE_INT = 2**53 - 1
+
+
+def _json_safe(params: Sequence[Any]) -> bool:
+    """Whether JSON carries these params to JS as the SDK's conversion would: no bytes, no
+    integer past 2**53, no NaN or infinity."""
+    for value in params:
+        if value is None or isinstance(value, str | bool):
+            continue
+        if isinstance(value, int):
+            if abs(value) > _JS_SAFE_INT:
+                return False
+        elif not (isinstance(value, float) and math.isfinite(value)):
+            return False
+    return True
 
 
 class WorkersD1:
-    """`entity_memory.storage.d1.D1Database` over a D1 binding.
+    """`entity_memory.storage.d1.D1Database` over a D1 binding (`prepare().bind()`, `batch`).
 
-    Two paths, picked by what the binding offers:
-    - the local host's `D1Database` wrapper (local/runtime.mjs) has `allJson`/`batchJson`:
-      the statements cross to JS once as JSON text and the rows come back as JSON text. From
-      Python each statement object of the platform proxy costs 40-130 ms (the SDK probes it,
-      and every probe is a round trip to workerd), so a 20-entity write spent over a second
-      building statements;
-    - workerd's D1 binding has only the real API (`prepare().bind()`, `batch`, `all`), whose
-      statements are cheap native objects there: used as is.
-    Both run the same SQL with the same parameters, so they answer the same rows.
+    Two paths, picked by what the binding can do. On workerd, `prepare`/`bind` are cheap
+    in-isolate calls, so statements are built from Python. The local host's D1 wrapper also
+    has `hostBatchJson` (local/runtime.mjs): there every `prepare`/`bind` from Python crosses
+    the SDK's conversions and getPlatformProxy's proxy (40-130 ms each, most of a write's
+    time), so the statements cross once as JSON and JS runs them in one round trip. The
+    capability is probed rather than configured: production never depends on a host-only
+    method, and the host never pays per statement. Values JSON cannot carry as the SDK would
+    (bytes, integers past 2**53, NaN) take the SDK path.
     """
 
     def __init__(self, binding: Any) -> None:
         self._db = binding
-        self._all_json = getattr(binding, "allJson", None)
-        self._batch_json = getattr(binding, "batchJson", None)
+        self._host_batch = getattr(binding, D1_HOST_BATCH, None)
 
     def _statement(self, sql: str, params: Sequence[Any]) -> Any:
         prepared = self._db.prepare(sql)
         return prepared.bind(*params) if params else prepared
 
+    def _can_host_batch(self, statements: Sequence[tuple[str, Sequence[Any]]]) -> bool:
+        return self._host_batch is not None and all(_json_safe(p) for _, p in statements)
+
+    async def _run_on_host(
+        self, statements: Sequence[tuple[str, Sequence[Any]]]
+    ) -> list[list[dict[str, Any]]]:
+        assert self._host_batch is not None
+        payload = json.dumps([[sql, list(params)] for sql, params in statements])
+        return json.loads(await self._host_batch(payload))
+
     async def all(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
-        if self._all_json is not None and (params_json := _json_params(params)) is not None:
-            return json.loads(await self._all_json(sql, params_json))
+        if self._can_host_batch([(sql, params)]):
+            return (await self._run_on_host([(sql, params)]))[0]
         result = _plain(await self._statement(sql, params).all())
         return list(result.get("results") or [])
 
     async def batch(
         self, statements: Sequence[tuple[str, Sequence[Any]]]
     ) -> list[list[dict[str, Any]]]:
+        if not statements:
+            return []
         # D1 runs a batch as one transaction: all statements apply, or none.
-        if self._batch_json is not None and (plan := _json_params(statements)) is not None:
-            return json.loads(await self._batch_json(plan))
+        if self._can_host_batch(statements):
+            return await self._run_on_host(statements)
         results = _plain(await self._db.batch([self._statement(s, p) for s, p in statements]))
         return [list(r.get("results") or []) for r in results]
 

@@ -10,6 +10,7 @@ import os
 import re
 import signal
 import socket
+import sqlite3
 import subprocess
 import threading
 import time
@@ -108,40 +109,60 @@ def _stop(process: subprocess.Popen) -> None:
         process.wait(timeout=10)
 
 
+def pending_migrations(persist_dir: Path) -> list[str]:
+    """migrations/*.sql names not yet in the d1_migrations table of the state's D1 file
+    (all of them when there is no such file or table yet)."""
+    wanted = sorted(p.name for p in (REPO / "migrations").glob("*.sql"))
+    try:
+        rows = miniflare_state.d1(persist_dir, "SELECT name FROM d1_migrations")
+    except (FileNotFoundError, sqlite3.OperationalError):
+        return wanted
+    applied = {row["name"] for row in rows}
+    return [name for name in wanted if name not in applied]
+
+
+def apply_pending_migrations(persist_dir: Path) -> None:
+    """`wrangler d1 migrations apply` only when something is pending: spawning it costs
+    2-4 s even when it has nothing to do."""
+    if not pending_migrations(persist_dir):
+        return
+    migrate = subprocess.run(
+        [
+            "npx",
+            "--no-install",
+            "wrangler",
+            "d1",
+            "migrations",
+            "apply",
+            "HISTORY",
+            "--local",
+            "--persist-to",
+            str(persist_dir.parent),
+        ],
+        cwd=REPO,
+        env=CLI_ENV,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    if migrate.returncode != 0:
+        raise HostError(f"migrations failed:\n{migrate.stdout}\n{migrate.stderr}")
+    if left := pending_migrations(persist_dir):
+        raise HostError(f"migrations still pending after apply: {left}\n{migrate.stdout}")
+
+
 @contextmanager
 def start_host(persist_dir: Path, extra_args: Sequence[str] = ()) -> Iterator[Host]:
     """A running host on a free port over `persist_dir` (Miniflare's `v3` folder).
 
-    D1 migrations are applied first, twice, as `scripts/serve` and a deploy would: the second
-    run must be a no-op.
+    Pending D1 migrations are applied first, as `scripts/serve` and a deploy would; afterwards
+    none may be pending (wrangler recorded every one).
     """
     persist_dir.parent.mkdir(parents=True, exist_ok=True)
     _check_setup()
     stderr_path = persist_dir.parent / "host.stderr"
     port = _free_port()
-    # The ledger's tables, applied as `scripts/serve` and a deploy do (twice: must be a no-op).
-    for _ in range(2):
-        migrate = subprocess.run(
-            [
-                "npx",
-                "--no-install",
-                "wrangler",
-                "d1",
-                "migrations",
-                "apply",
-                "HISTORY",
-                "--local",
-                "--persist-to",
-                str(persist_dir.parent),
-            ],
-            cwd=REPO,
-            env=CLI_ENV,
-            capture_output=True,
-            text=True,
-            timeout=180,
-        )
-        if migrate.returncode != 0:
-            raise HostError(f"migrations failed:\n{migrate.stdout}\n{migrate.stderr}")
+    apply_pending_migrations(persist_dir)
     with stderr_path.open("w") as stderr:
         process = subprocess.Popen(
             [

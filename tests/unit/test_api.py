@@ -123,7 +123,11 @@ async def test_context_returns_block_entities_and_explain(client: httpx.AsyncCli
 
 async def test_context_for_unknown_user_is_an_empty_block(client: httpx.AsyncClient) -> None:
     resp = await client.post("/v1/users/nobody/context", json={"task": "anything"})
-    assert resp.json() == {"context": "<entity_memory>\n</entity_memory>", "entities": []}
+    assert resp.json() == {
+        "context": "<entity_memory>\n</entity_memory>",
+        "entities": [],
+        "ranking": {"semantic": False, "lexicalReason": "off"},
+    }
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,7 @@ import pytest
 from entity_memory.domain.models import entity_input_adapter
 from entity_memory.embeddings.catalog import CATALOG, LOCAL_E5
 from entity_memory.embeddings.embedder import Embedder, build_embedder
-from entity_memory.embeddings.vectors import QueryPlanes, pack_signs, standardise, unpack_signs
+from entity_memory.embeddings.vectors import QueryPlanes, pack_signs, rescale, unpack_signs
 from entity_memory.storage.kv import InMemoryKV
 from entity_memory.storage.store import EntityStore
 
@@ -65,16 +65,17 @@ async def test_sign_vectors_estimate_the_cosine() -> None:
         assert abs(estimate - true) < 0.15
 
 
-def test_standardise_needs_a_few_vectors_and_keeps_missing_ones_missing() -> None:
-    assert standardise([0.9, None]) == [None, None]
-    out = standardise([0.1, 0.1, 0.1, 0.1, 0.9, None])
-    assert out[4] is not None and out[4] > 0 and out[0] == 0.0 and out[5] is None
+def test_rescale_needs_a_few_vectors_and_keeps_missing_ones_missing() -> None:
+    assert rescale([0.9, None]) == [None, None]
+    assert rescale([0.1, 0.5, 0.9, None]) == [0.0, 0.5, 1.0, None]
+    assert rescale([0.3, 0.3, 0.3]) == [0.0, 0.0, 0.0]
 
 
 async def test_a_paraphrased_task_finds_its_entity(clock: Clock) -> None:
     store = e5_store(clock)
     await store.upsert_many("u1", [item("campaign", n, c) for n, c in CAMPAIGNS], "s1")
     found = await store.retrieve_for_context("u1", "how is Germany and Austria doing?", 3)
+    assert found.lexical_reason is None
     assert found.scores[0].name == "DACH"
     assert found.scores[0].lexical == 0.0 and found.scores[0].semantic
 
@@ -93,6 +94,7 @@ async def test_without_vectors_ranking_is_lexical_and_reindex_backfills(clock: C
     assert all(e.vec is None for e in index.entries)
     found = await down.retrieve_for_context("u1", "Retargeting results", 3)
     assert found.scores[0].name == "Retargeting" and found.scores[0].semantic is None
+    assert found.lexical_reason == "few_vectors"
 
     up = EntityStore(down.kv, clock=clock, embedder=build_embedder(LOCAL_E5, e5_run))
     stats = await up.reindex("u1")
@@ -106,10 +108,29 @@ async def test_vectors_of_another_model_are_never_compared(clock: Clock) -> None
     other = Embedder(CATALOG["@cf/baai/bge-m3"], failing_run)
     switched = EntityStore(store.kv, clock=clock, embedder=other)
     found = await switched.retrieve_for_context("u1", "Germany and Austria", 3)
+    assert found.lexical_reason == "other_model"
     assert all(s.semantic is None for s in found.scores)
     await switched.upsert_many("u1", [item("campaign", "New one", "x")], "s2")
     index = await switched.read_index("u1")
     assert index.vector_model == "@cf/baai/bge-m3" and all(e.vec is None for e in index.entries)
+
+
+async def test_a_failed_task_embedding_ranks_lexically_and_says_so(clock: Clock) -> None:
+    store = e5_store(clock)
+    await store.upsert_many("u1", [item("campaign", n, c) for n, c in CAMPAIGNS], "s1")
+    down = EntityStore(store.kv, clock=clock, embedder=build_embedder(LOCAL_E5, failing_run))
+    found = await down.retrieve_for_context("u1", "Retargeting results", 3)
+    assert found.lexical_reason == "model_failed"
+    assert found.scores[0].name == "Retargeting"
+    assert all(s.semantic is None for s in found.scores)
+
+
+async def test_without_an_embedder_ranking_says_it_is_off(clock: Clock) -> None:
+    store = e5_store(clock)
+    await store.upsert_many("u1", [item("campaign", n, c) for n, c in CAMPAIGNS], "s1")
+    plain = EntityStore(store.kv, clock=clock)
+    found = await plain.retrieve_for_context("u1", "Retargeting results", 3)
+    assert found.lexical_reason == "off" and found.scores[0].name == "Retargeting"
 
 
 @pytest.mark.parametrize("reply", [None, {"data": []}, {"data": [[0.1, 0.2]]}, "text"])

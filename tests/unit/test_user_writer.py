@@ -174,3 +174,39 @@ async def test_writes_racing_an_erase_never_bring_erased_entities_back(
     indexed = {e["id"] for e in index["entries"]}
     stored = {k.name.rsplit(":", 1)[1] for k in (await memkv.list(prefix="entity:hal:")).keys}
     assert indexed == stored and "alpha" not in stored
+
+
+async def test_a_failed_index_flush_sets_the_alarm_that_retries_it(clock: Clock) -> None:
+    import sqlite3
+
+    from entity_memory.service.user_writer import FLUSH_RETRY_MS, UserWriter
+    from entity_memory.storage.local_table import SQLiteTable
+
+    class FlakyKV(InMemoryKV):
+        failures = 1
+
+        async def put(self, key: str, value: str, **kw: Any) -> None:
+            if key.startswith("index:") and self.failures:
+                self.failures -= 1
+                raise RuntimeError("KV: 503")
+            await super().put(key, value, **kw)
+
+    kv = FlakyKV(clock=clock)
+    alarms: list[int] = []
+
+    async def set_alarm(at_ms: int) -> None:
+        alarms.append(at_ms)
+
+    table = SQLiteTable(sqlite3.connect(":memory:", isolation_level=None))
+    writer = UserWriter(table, clock, Time(clock).sleep, schedule_retry=set_alarm)
+    wkv = writer.kv(kv)
+
+    async def write() -> None:
+        await wkv.put("index:ivy:entities", json.dumps({"entries": [{"id": "a"}]}))
+
+    with pytest.raises(RuntimeError):
+        await writer.run(write)
+    assert alarms == [clock.now + FLUSH_RETRY_MS]
+    assert await kv.get_json("index:ivy:entities") is None
+    await writer.retry_flush()  # what the object's alarm() does
+    assert await kv.get_json("index:ivy:entities") == {"entries": [{"id": "a"}]}

@@ -289,8 +289,9 @@ class IndexEntry(CamelModel):
     #: The first few aliases, so extraction can resolve a mention without reading entities.
     aliases: list[str] = Field(default_factory=list)
     keywords: list[str] = Field(default_factory=list)
-    #: How many leading keywords come from the name (weighted higher in ranking).
-    name_terms: int = 0
+    #: How many leading keywords come from the name (weighted higher in ranking); None in
+    #: entries written before the field existed (ranking then counts them).
+    name_terms: int | None = None
     #: The entity's embedding as packed sign bits (embeddings/vectors.py); None: no vector.
     vec: str | None = None
 

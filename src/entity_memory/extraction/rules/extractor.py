@@ -7,8 +7,9 @@ candidate carries the sentences it came from as provenance.
 
 from __future__ import annotations
 
+import asyncio
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from entity_memory.domain.text import normalize_name
@@ -64,9 +65,15 @@ def _merge_latest(into: Any, new: Any) -> None:
     into.sources = sources
 
 
-def detect_all(messages: list[Message], finder: MentionFinder) -> dict[str, dict[str, Any]]:
-    """Every fact of the conversation, per type, keyed by normalised name."""
-    found: dict[str, dict[str, Any]] = {t: {} for t in TYPES}
+#: Sentences between two yields to the event loop: a long conversation must not hold the
+#: isolate (every other request on it waits) for seconds at a time.
+SENTENCES_PER_YIELD = 50
+
+
+def _detect(
+    messages: list[Message], finder: MentionFinder, found: dict[str, dict[str, Any]]
+) -> Iterator[None]:
+    """Fill `found` with every fact of the conversation, yielding after each sentence."""
     sentences = split_turns(messages)
     context: tuple[int, str] | None = None
     for s in sentences:
@@ -85,8 +92,27 @@ def detect_all(messages: list[Message], finder: MentionFinder) -> dict[str, dict
             _merge_into(found["pain_point"], normalize_name(pp.name), pp, _merge_pain)
         if mentions:
             context = (s.turn, mentions[-1].name)
+        yield
     for d in decisions.accepted(sentences, finder):
         _merge_into(found["decision"], normalize_name(d.name), d, _merge_latest)
+
+
+def detect_all(messages: list[Message], finder: MentionFinder) -> dict[str, dict[str, Any]]:
+    """Every fact of the conversation, per type, keyed by normalised name."""
+    found: dict[str, dict[str, Any]] = {t: {} for t in TYPES}
+    for _ in _detect(messages, finder, found):
+        pass
+    return found
+
+
+async def detect_all_cooperatively(
+    messages: list[Message], finder: MentionFinder
+) -> dict[str, dict[str, Any]]:
+    """`detect_all`, giving other requests a turn every SENTENCES_PER_YIELD sentences."""
+    found: dict[str, dict[str, Any]] = {t: {} for t in TYPES}
+    for i, _ in enumerate(_detect(messages, finder, found), start=1):
+        if i % SENTENCES_PER_YIELD == 0:
+            await asyncio.sleep(0)
     return found
 
 
@@ -159,4 +185,5 @@ class RulesExtractor:
     async def extract(
         self, messages: list[Message], known: list[KnownEntity], now_ms: int
     ) -> ExtractionResult:
-        return ExtractionResult(extractor=self.name, candidates=extract_candidates(messages, known))
+        found = await detect_all_cooperatively(messages, MentionFinder(known))
+        return ExtractionResult(extractor=self.name, candidates=to_candidates(found, known))

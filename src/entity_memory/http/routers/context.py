@@ -25,7 +25,15 @@ async def context(user_id: UserId, body: ContextBody, store: StoreDep) -> dict[s
     result: dict[str, Any] = {
         "context": assemble_entity_context(docs, body.max_tokens, body.task),
         "entities": docs,
+        "ranking": _ranking(found.lexical_reason),
     }
     if body.explain:
         result["scores"] = [s.to_json_dict() for s in found.scores]
     return result
+
+
+def _ranking(lexical_reason: str | None) -> dict[str, Any]:
+    """Whether the semantic channel took part; when not, why (it degrades, never fails)."""
+    if lexical_reason is None:
+        return {"semantic": True}
+    return {"semantic": False, "lexicalReason": lexical_reason}

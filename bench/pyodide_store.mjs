@@ -1,0 +1,99 @@
+#!/usr/bin/env node
+// The store inside Pyodide with an in-process KV stand-in: CPU time and wasm memory of a
+// context request and a 20-entity write, without the local host's I/O. Driven by
+// bench/bench_pyodide.py, which fills the KV on CPython and passes it here as a JSON dump:
+//
+//   node bench/pyodide_store.mjs --dump FILE --n N [--repeats 7] [--src DIR]
+//
+// The KV is a JS Map behind local/runtime.mjs's `KvNamespace` class, so the Python side sees
+// it through the Workers SDK exactly as on the host (conversions included), and the adapter
+// under test is src/adapters/workers.py (or --src's copy, for a before/after).
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+
+import { KvNamespace, compatFlags, makeHostModule } from "../local/runtime.mjs";
+
+const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const SITE_DIR = path.join(REPO, "local/.pyodide-packages/site-packages");
+
+const { values: opts } = parseArgs({
+  options: {
+    dump: { type: "string" },
+    n: { type: "string" },
+    repeats: { type: "string", default: "7" },
+    src: { type: "string", default: path.join(REPO, "src") },
+  },
+});
+if (!existsSync(SITE_DIR)) {
+  console.error(`no ${SITE_DIR}: start the local host once (scripts/serve) to unpack the wheels`);
+  process.exit(1);
+}
+
+// Workers KV semantics the store uses, in a Map of key -> {value, metadata}.
+class MemoryKv {
+  constructor(items) {
+    this.items = new Map(Object.entries(items));
+  }
+  #read(key, type) {
+    const item = this.items.get(key);
+    if (item === undefined) return null;
+    return type === "json" ? JSON.parse(item.value) : item.value;
+  }
+  async get(key, type = "text") {
+    if (Array.isArray(key)) return new Map(key.map((k) => [k, this.#read(k, type)]));
+    return this.#read(key, typeof type === "string" ? type : (type?.type ?? "text"));
+  }
+  async put(key, value, options = {}) {
+    this.items.set(key, { value: String(value), metadata: options.metadata ?? null });
+  }
+  async delete(key) {
+    this.items.delete(key);
+  }
+  async list({ prefix = "", limit = 1000, cursor } = {}) {
+    const names = [...this.items.keys()].filter((k) => k.startsWith(prefix)).sort();
+    const after = cursor ? names.filter((k) => k > cursor) : names;
+    const page = after.slice(0, limit);
+    const complete = after.length <= limit;
+    return {
+      keys: page.map((name) => ({ name, metadata: this.items.get(name).metadata ?? undefined })),
+      list_complete: complete,
+      cursor: complete ? undefined : page.at(-1),
+    };
+  }
+}
+
+const { loadPyodide } = await import("pyodide");
+const pyodide = await loadPyodide();
+const env = { ENTITIES: new KvNamespace(new MemoryKv(JSON.parse(readFileSync(opts.dump)))) };
+pyodide.registerJsModule("_entity_memory_host", makeHostModule({ env, flags: compatFlags({}) }));
+pyodide.mountNodeFS("/em/src", path.resolve(opts.src));
+pyodide.mountNodeFS("/em/runtime", path.join(REPO, "local/runtime"));
+pyodide.mountNodeFS("/em/site", SITE_DIR);
+pyodide.mountNodeFS("/em/repo", REPO);
+pyodide.runPython(`
+import site, sys
+sys.path[:0] = ["/em/src", "/em/runtime", "/em/site", "/em/repo"]
+site.addsitedir("/em/site")
+`);
+const driver = pyodide.pyimport("bench._pyodide_store");
+const wasmMb = () => pyodide._module.HEAP8.length / 2 ** 20;
+const jsMb = () => process.memoryUsage().heapUsed / 2 ** 20;
+
+const bench = await driver.Bench.create(env, Number(opts.n));
+const memory = { imports: wasmMb() };
+const figures = {};
+for (const op of ["context", "put20"]) {
+  await bench[op](); // warm: first-use imports are not a per-request cost
+  const samples = [];
+  for (let i = 0; i < Number(opts.repeats); i++) {
+    const cpu = process.cpuUsage();
+    await bench[op]();
+    const used = process.cpuUsage(cpu);
+    samples.push((used.user + used.system) / 1000);
+  }
+  figures[op] = samples;
+  memory[op] = wasmMb();
+}
+console.log(JSON.stringify({ n: Number(opts.n), cpu_ms: figures, wasm_mb: memory, js_heap_mb: jsMb() }));
