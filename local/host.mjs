@@ -108,14 +108,14 @@ function wheelFiles() {
 
 // A compiled wheel built for another Pyodide ABI imports with an obscure error much later;
 // refuse it up front instead.
-function checkWheelAbi(wheels, version) {
+function checkWheelAbi(wheels, pyodide) {
   const pyodideDir = path.dirname(fileURLToPath(import.meta.resolve("pyodide")));
   const lock = JSON.parse(readFileSync(path.join(pyodideDir, "pyodide-lock.json")));
   const wanted = `pyemscripten_${lock.info.abi_version}_wasm32`;
   for (const wheel of wheels) {
     const platform = wheel.slice(0, -4).split("-").at(-1);
     if (platform !== "any" && platform !== wanted) {
-      fail(`${wheel} is not built for this Pyodide (${version}, needs ${wanted})`);
+      fail(`${wheel} is not built for this Pyodide (${pyodide.version}, needs ${wanted})`);
     }
   }
 }
@@ -123,15 +123,11 @@ function checkWheelAbi(wheels, version) {
 // Unpack the wheel set into SITE_DIR unless it already holds exactly this set. Unpacking into
 // a private directory and renaming it into place keeps concurrent start-ups from seeing a
 // half-written tree.
-function wheelSetStamp(version, wheels) {
-  return JSON.stringify({
-    pyodide: version,
+function ensureSitePackages(pyodide, wheels) {
+  const stamp = JSON.stringify({
+    pyodide: pyodide.version,
     wheels: wheels.map((name) => [name, statSync(path.join(WHEELS_DIR, name)).size]),
   });
-}
-
-function ensureSitePackages(pyodide, wheels) {
-  const stamp = wheelSetStamp(pyodide.version, wheels);
   const stampFile = path.join(SITE_DIR, ".wheel-set.json");
   if (existsSync(stampFile) && readFileSync(stampFile, "utf8") === stamp) return;
 
@@ -180,27 +176,7 @@ async function boot() {
     return wrangler;
   });
   const { loadPyodide, version } = await import("pyodide");
-  const wheels = wheelFiles();
-  checkWheelAbi(wheels, version);
-  // The wheels, bytecode cache and search path, set up on the instance a snapshot is made from
-  // (its packages are imported into the snapshot) or else on the restored one.
-  const preparePackages = (pyodide) => {
-    ensureSitePackages(pyodide, wheels);
-    pyodide.mountNodeFS(PY_SITE, SITE_DIR);
-    mkdirSync(PYCACHE_DIR, { recursive: true });
-    pyodide.mountNodeFS(PY_PYCACHE, PYCACHE_DIR);
-    pyodide.runPython(`
-import site, sys
-# Bytecode goes to a host directory outside the repo's sources, so later start-ups skip
-# compiling FastAPI, pydantic and the app (about a second).
-sys.pycache_prefix = ${JSON.stringify(PY_PYCACHE)}
-sys.dont_write_bytecode = False  # Pyodide turns it on by default
-if ${JSON.stringify(PY_SITE)} not in sys.path:  # a restored snapshot has it already
-    sys.path.insert(0, ${JSON.stringify(PY_SITE)})
-    site.addsitedir(${JSON.stringify(PY_SITE)})  # runs its .pth files
-`);
-  };
-  const [[pyodide, how], wrangler] = await Promise.all([
+  const [[pyodide], wrangler] = await Promise.all([
     loadPyodideSnapshotted({
       loadPyodide,
       version,
@@ -209,8 +185,6 @@ if ${JSON.stringify(PY_SITE)} not in sys.path:  # a restored snapshot has it alr
         stdout: (line) => console.log(line),
         stderr: (line) => console.error(line),
       },
-      key: wheelSetStamp(version, wheels),
-      prepare: preparePackages,
     }).then((loaded) => {
       lap(`pyodide loaded (snapshot ${loaded[1]})`);
       return loaded;
@@ -218,8 +192,13 @@ if ${JSON.stringify(PY_SITE)} not in sys.path:  # a restored snapshot has it alr
     wranglerReady,
   ]);
   const config = wrangler.unstable_readConfig({ config: CONFIG_PATH });
-  // A restored snapshot has the packages on its search path, but its file system is new.
-  if (how === "restored") preparePackages(pyodide);
+
+  const wheels = wheelFiles();
+  checkWheelAbi(wheels, pyodide);
+  ensureSitePackages(pyodide, wheels);
+  pyodide.mountNodeFS(PY_SITE, SITE_DIR);
+  mkdirSync(PYCACHE_DIR, { recursive: true });
+  pyodide.mountNodeFS(PY_PYCACHE, PYCACHE_DIR);
 
   // Filled in once Miniflare is up; the SDK holds on to this very object as
   // `cloudflare:workers`'s env, so it must keep its identity.
@@ -231,8 +210,13 @@ if ${JSON.stringify(PY_SITE)} not in sys.path:  # a restored snapshot has it alr
   pyodide.mountNodeFS(PY_SRC, path.join(REPO, "src"));
   pyodide.mountNodeFS(PY_RUNTIME, path.join(LOCAL_DIR, "runtime"));
   pyodide.runPython(`
-import sys
-sys.path[:0] = [${JSON.stringify(PY_SRC)}, ${JSON.stringify(PY_RUNTIME)}]
+import site, sys
+# Bytecode goes to a host directory outside the repo's sources, so later start-ups skip
+# compiling FastAPI, pydantic and the app (about a second).
+sys.pycache_prefix = ${JSON.stringify(PY_PYCACHE)}
+sys.dont_write_bytecode = False  # Pyodide turns it on by default
+sys.path[:0] = [${JSON.stringify(PY_SRC)}, ${JSON.stringify(PY_RUNTIME)}, ${JSON.stringify(PY_SITE)}]
+site.addsitedir(${JSON.stringify(PY_SITE)})  # already on sys.path; this runs its .pth files
 `);
   lap("wheels ready");
   const dispatch = pyodide.pyimport("_host_dispatch");

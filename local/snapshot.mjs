@@ -2,14 +2,12 @@
 // the interpreter, importing its start-up modules) is restored from a file in ~0.5 s.
 //
 // What the snapshot holds: the interpreter right after `loadPyodide`, plus the standard-library
-// modules the app imports (STDLIB_IMPORTS) and the pure-Python packages of the wheel set that
-// do not need pydantic (PACKAGE_IMPORTS: Starlette, anyio, ...). Not the app, FastAPI or
-// pydantic: pydantic-core is a compiled extension (a wasm side module loaded with dlopen), and
-// npm pyodide cannot restore a snapshot taken with a side module loaded ("offset is out of
-// bounds"; workerd preloads them, pyodide's loader does not). Nor src/: the app is imported
-// after the restore, so an edit to src/ needs no new snapshot. The file name carries a hash of
-// the Pyodide build, node's version, both lists and the caller's key (the wheel set); any
-// other snapshot file is stale and removed.
+// modules the app imports (SNAPSHOT_IMPORTS). Not the app, FastAPI or pydantic: pydantic-core
+// is a compiled extension (a wasm side module loaded with dlopen), and npm pyodide cannot
+// restore a snapshot taken with a side module loaded ("offset is out of bounds"; workerd
+// preloads them, pyodide's loader does not). So the snapshot depends only on the Pyodide build
+// and the list below, not on src/ or the wheel set: its file name carries a hash of both (and
+// of node's version), and any other snapshot file is stale and removed.
 //
 // Seams: the snapshot fixes the interpreter's string-hash seed (as workerd's snapshots do); the
 // `random` module's state is reseeded after every restore, so no two host runs share it.
@@ -30,7 +28,7 @@ import path from "node:path";
 // Standard-library modules the app and its packages import (measured: the modules new in
 // sys.modules after importing the app that live in Pyodide's stdlib). Importing them is safe
 // to freeze: none opens a file, a socket or reads the clock at import.
-const STDLIB_IMPORTS = [
+const SNAPSHOT_IMPORTS = [
   "datetime",
   "decimal",
   "email.message",
@@ -53,32 +51,18 @@ const STDLIB_IMPORTS = [
   "zoneinfo",
 ];
 
-// Pure-Python packages of the wheel set (measured: ~0.4 s of the app's 1.6 s of imports).
-const PACKAGE_IMPORTS = [
-  "typing_extensions",
-  "annotated_types",
-  "idna",
-  "anyio",
-  "starlette.applications",
-  "starlette.middleware.cors",
-  "starlette.responses",
-  "starlette.routing",
-  "opentelemetry.trace",
-];
-
 const RESEED = `
 import sys
 if "random" in sys.modules:
     sys.modules["random"].seed()  # from os.urandom: the snapshot's state would repeat
 `;
 
-function snapshotName(version, key) {
-  const imports = [...STDLIB_IMPORTS, ...PACKAGE_IMPORTS];
-  const hash = createHash("sha256")
-    .update(JSON.stringify({ version, node: process.version, imports, key }))
+function snapshotName(version) {
+  const key = createHash("sha256")
+    .update(JSON.stringify({ version, node: process.version, imports: SNAPSHOT_IMPORTS }))
     .digest("hex")
     .slice(0, 16);
-  return `snapshot-${hash}.bin`;
+  return `snapshot-${key}.bin`;
 }
 
 function removeStale(dir, keep) {
@@ -91,20 +75,11 @@ function removeStale(dir, keep) {
 }
 
 // `loadPyodide(options)` from a snapshot in `cacheDir` when there is a good one; otherwise the
-// slow way, making the snapshot for the next start. `prepare(pyodide)` must put the wheel set
-// on sys.path (mounted where it is mounted after a restore) before the packages are imported;
-// `key` names that wheel set. Returns [pyodide, how]: "restored", "made" (`prepare` ran) or
-// "plain" (`prepare` ran; no snapshot was made).
-export async function loadPyodideSnapshotted({
-  loadPyodide,
-  version,
-  cacheDir,
-  options,
-  key,
-  prepare,
-}) {
+// slow way, making the snapshot for the next start. Returns [pyodide, how] ("restored",
+// "made" or "plain").
+export async function loadPyodideSnapshotted({ loadPyodide, version, cacheDir, options }) {
   mkdirSync(cacheDir, { recursive: true });
-  const name = snapshotName(version, key);
+  const name = snapshotName(version);
   const file = path.join(cacheDir, name);
   if (existsSync(file)) {
     try {
@@ -118,10 +93,8 @@ export async function loadPyodideSnapshotted({
   }
   removeStale(cacheDir, name);
   const pyodide = await loadPyodide({ ...options, _makeSnapshot: true });
-  prepare(pyodide);
   try {
-    const imports = [...STDLIB_IMPORTS, ...PACKAGE_IMPORTS];
-    pyodide.runPython(imports.map((module) => `import ${module}`).join("\n"));
+    pyodide.runPython(SNAPSHOT_IMPORTS.map((module) => `import ${module}`).join("\n"));
     const snapshot = pyodide.makeMemorySnapshot();
     // Written aside and renamed, so a concurrent start-up never reads half a snapshot.
     const staging = `${file}.tmp-${process.pid}`;
