@@ -536,11 +536,7 @@ class EntityStore:
         }
         if self.embedder is not None:
             stats["embedded"] = await self._backfill_vectors(user_id, rebuilt)
-        if (
-            any(stats.values())
-            and set(stats) != {"entries"}
-            and any(v for k, v in stats.items() if k != "entries")
-        ):
+        if any(count for name, count in stats.items() if name != "entries"):
             await self._write_index(user_id, rebuilt)
         return stats
 
