@@ -1,8 +1,11 @@
+import math
+import random
+
 import pytest
 
 from entity_memory.domain.models import IndexEntry
 from entity_memory.domain.ranking import keywords_for, recency_score, score_entries, select
-from entity_memory.domain.text import tokenize
+from entity_memory.domain.text import name_terms, tokenize
 from entity_memory.storage.store import EntityStore
 
 from .conftest import DAY, T0, Clock
@@ -195,3 +198,73 @@ def test_top_k_selection_matches_a_full_sort() -> None:
         full = select(score_entries(entries, "brand budget report", 10**6), limit)
         fast = select(score_entries(entries, "brand budget report", 10**6, top=limit), limit)
         assert [s.id for s in fast] == [s.id for s in full]
+
+
+def _random_index(rng: random.Random, n: int) -> list[IndexEntry]:
+    """Entries drawn from few words, importances and dates, so ties are common."""
+    words = "alpha bravo campaign cpa roas budget brand exact search pacing lead spend".split()
+    entries = []
+    for i in range(n):
+        name = " ".join(rng.sample(words, rng.randint(1, 3)))
+        content = " ".join(rng.choices(words, k=rng.randint(0, 10)))
+        entries.append(
+            IndexEntry(
+                id=f"e{i}",
+                type=rng.choice(["campaign", "metric", "decision", "pain_point", "preference"]),
+                name=name,
+                importance=rng.choice([0.2, 0.5, 0.9]),
+                updated_at=int(T0 - rng.randint(0, 2) * DAY),
+                keywords=keywords_for(name, [], content, []),
+            )
+        )
+    return entries
+
+
+def _plain_bm25(entries: list[IndexEntry], task: str) -> list[float]:
+    """The lexical score as its definition reads, entry by entry (the oracle for the fast
+    path): BM25 over keywords, name terms counted twice, normalised by the task's best."""
+    query = list(dict.fromkeys(tokenize(task)))
+    n_names = [len(dict.fromkeys(name_terms(e.name))) for e in entries]
+    lengths = [len(e.keywords) + n for e, n in zip(entries, n_names, strict=True)]
+    avg = sum(lengths) / len(entries)
+    df = {t: sum(t in e.keywords for e in entries) for t in query}
+    idf = {
+        t: max(0.05, math.log(1 + (len(entries) - df[t] + 0.5) / (df[t] + 0.5)))
+        for t in query
+        if df[t]
+    }
+
+    def saturate(tf: float, norm: float) -> float:
+        return tf * 2.2 / (tf + 1.2 * norm)
+
+    scores = []
+    for e, n_name, length in zip(entries, n_names, lengths, strict=True):
+        norm = 0.25 + 0.75 * length / avg
+        tfs = {t: 2 if e.keywords.index(t) < n_name else 1 for t in query if t in e.keywords}
+        raw = sum(idf[t] * min(1.0, saturate(tf, norm) / saturate(2, 1)) for t, tf in tfs.items())
+        scores.append(min(1.0, raw / sum(idf.values())) if idf else 0.0)
+    return scores
+
+
+def test_lexical_relevance_is_bm25_over_the_keywords() -> None:
+    rng = random.Random(5)
+    for _ in range(40):
+        entries = _random_index(rng, rng.randint(1, 40))
+        task = " ".join(rng.sample("alpha bravo cpa budget lead zulu".split(), 3))
+        by_id = {s.id: s.lexical for s in score_entries(entries, task, T0)}
+        expected = _plain_bm25(entries, task)
+        assert [by_id[e.id] for e in entries] == pytest.approx(expected)
+
+
+def test_the_top_k_path_picks_what_a_full_sort_picks() -> None:
+    rng = random.Random(9)
+    for _ in range(60):
+        entries = _random_index(rng, rng.randint(0, 60))
+        task = " ".join(rng.sample("alpha bravo cpa budget lead".split(), 2))
+        full = score_entries(entries, task, T0)
+        for k in (1, 5, 20):
+            top = score_entries(entries, task, T0, top=k)
+            wanted = {s.id for s in full[:k]}
+            for entity_type in ("preference", "pain_point"):
+                wanted.update([s.id for s in full if s.type == entity_type][:5])
+            assert [s.id for s in top] == [s.id for s in full if s.id in wanted]

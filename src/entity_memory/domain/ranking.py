@@ -11,8 +11,9 @@ from __future__ import annotations
 import heapq
 import math
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from entity_memory.domain.models import IndexEntry
 from entity_memory.domain.text import name_terms, tokenize
@@ -43,6 +44,8 @@ _NAME_BOOST = 2  # a name term counts as often as this many content terms
 def _saturate(tf: float, length_norm: float) -> float:
     return tf * (_K1 + 1) / (tf + _K1 * length_norm)
 
+
+_NO_TERMS: frozenset[str] = frozenset()
 
 #: A name term in a document of average length scores a full match (relevance 1 for that term).
 _FULL_MATCH = _saturate(_NAME_BOOST, 1.0)
@@ -109,21 +112,12 @@ def name_term_count(name: str, keywords: Sequence[str]) -> int:
     return sum(1 for t in unique if t in keywords[: len(unique)])
 
 
-def _hits(entry: IndexEntry, query: Sequence[str]) -> tuple[list[tuple[str, int]], int]:
-    """(query terms in the entry with their term frequency, the entry's length in terms).
-
-    Works on the index entry's keyword list alone (name terms first, counted _NAME_BOOST
-    times), so ranking never tokenizes stored text at query time.
-    """
-    keywords = entry.keywords
+def _entry_shape(entry: IndexEntry) -> tuple[int, int]:
+    """(how many leading keywords are the name's, the entry's length in terms)."""
     n_name = entry.name_terms
     if n_name is None:
-        n_name = name_term_count(entry.name, keywords)
-    hits = []
-    for term in query:
-        if term in keywords:
-            hits.append((term, _NAME_BOOST if keywords.index(term) < n_name else 1))
-    return hits, len(keywords) + (_NAME_BOOST - 1) * n_name
+        n_name = name_term_count(entry.name, entry.keywords)
+    return n_name, len(entry.keywords) + (_NAME_BOOST - 1) * n_name
 
 
 def mix_relevance(lexical: float, semantic: float | None) -> float:
@@ -131,6 +125,69 @@ def mix_relevance(lexical: float, semantic: float | None) -> float:
     if semantic is None:
         return lexical
     return (1 - SEMANTIC_SHARE) * lexical + SEMANTIC_SHARE * semantic
+
+
+def _lexical_scores(
+    entries: Sequence[IndexEntry], query: Sequence[str]
+) -> tuple[list[float], list[frozenset[str]]]:
+    """Each entry's 0..1 BM25 relevance to `query`, and the query terms it contains.
+
+    Works on the index entry's keyword list alone (name terms first, counted _NAME_BOOST
+    times), so ranking never tokenizes stored text at query time. The per-entry work is one
+    C-level set intersection; the scoring loop runs only over entries that share a term.
+    """
+    wanted = frozenset(query)
+    shapes = [_entry_shape(e) for e in entries]
+    matched = [wanted.intersection(e.keywords) for e in entries]
+    n_docs = len(entries) or 1
+    avg_len = sum(length for _, length in shapes) / n_docs or 1.0
+    doc_freq: Counter[str] = Counter()
+    for terms in matched:
+        if terms:
+            doc_freq.update(terms)
+    # BM25's idf, floored at a small positive value so a term in every doc still counts a bit.
+    idf = {
+        t: max(0.05, math.log(1 + (n_docs - doc_freq[t] + 0.5) / (doc_freq[t] + 0.5)))
+        for t in query
+        if doc_freq[t]
+    }
+    best_possible = sum(idf.values())
+    lexicals = [0.0] * len(entries)
+    if not best_possible:
+        return lexicals, matched
+    # An entry's score depends only on which query terms it has, which of them are name
+    # terms, and its length: entries sharing all three share the computation.
+    known: dict[tuple[frozenset[str], frozenset[str], int], float] = {}
+    for i, terms in enumerate(matched):
+        if not terms:
+            continue
+        n_name, length = shapes[i]
+        in_name = terms.intersection(entries[i].keywords[:n_name]) if n_name else _NO_TERMS
+        signature = (terms, in_name, length)
+        lexical = known.get(signature)
+        if lexical is None:
+            length_norm = 1 - _B + _B * length / avg_len
+            raw = sum(
+                idf[t]
+                * min(1.0, _saturate(_NAME_BOOST if t in in_name else 1, length_norm) / _FULL_MATCH)
+                for t in query
+                if t in terms
+            )
+            lexical = known[signature] = min(1.0, raw / best_possible)
+        lexicals[i] = lexical
+    return lexicals, matched
+
+
+def _best(
+    indices: Sequence[int], k: int, totals: Sequence[float], key: Callable[[int], Any]
+) -> list[int]:
+    """The k indices first by `key` (whose first element is -total), without building a key
+    for every index: a C-level heap on the totals finds the k-th best total, and only the
+    entries reaching it (ties included) are ordered by the full key."""
+    if len(indices) <= k:
+        return sorted(indices, key=key)
+    kth = heapq.nlargest(k, (totals[i] for i in indices))[-1]
+    return sorted((i for i in indices if totals[i] >= kth), key=key)[:k]
 
 
 def score_entries(
@@ -146,65 +203,45 @@ def score_entries(
     vector), aligned with `entries`; without it ranking is lexical only.
 
     With `top`, only what `select(..., top)` can use comes back: the best `top`, plus the best
-    few of each always-injected type. A heap picks them (O(n log k)) instead of sorting every
-    entry of a large index.
+    few of each always-injected type. Plain floats are computed for every entry and a `Score`
+    only for the entries that come back, so a 10k-entry index costs a few list passes.
     """
     query = list(dict.fromkeys(tokenize(task)))
-    matched_docs = [_hits(e, query) for e in entries]
-    n_docs = len(entries) or 1
-    avg_len = sum(length for _, length in matched_docs) / n_docs or 1.0
-    doc_freq: Counter[str] = Counter()
-    for hits, _ in matched_docs:
-        doc_freq.update(t for t, _ in hits)
-    # BM25's idf, floored at a small positive value so a term in every doc still counts a bit.
-    idf = {
-        t: max(0.05, math.log(1 + (n_docs - doc_freq[t] + 0.5) / (doc_freq[t] + 0.5)))
-        for t in query
-        if doc_freq[t]
-    }
-    best_possible = sum(idf.values())
-
+    lexicals, matched = _lexical_scores(entries, query)
     similarity = semantic if semantic is not None else [None] * len(entries)
-    # Plain floats for every entry; a `Score` only for the entries that come back.
-    lexicals: list[float] = []
-    totals: list[float] = []
-    for entry, (hits, length), sem in zip(entries, matched_docs, similarity, strict=True):
-        lexical = 0.0
-        if hits and best_possible:
-            length_norm = 1 - _B + _B * length / avg_len
-            raw = sum(idf[t] * min(1.0, _saturate(tf, length_norm) / _FULL_MATCH) for t, tf in hits)
-            lexical = min(1.0, raw / best_possible)
-        lexicals.append(lexical)
-        totals.append(
-            RELEVANCE_WEIGHT * mix_relevance(lexical, sem)
-            + IMPORTANCE_WEIGHT * min(1.0, max(0.0, entry.importance))
-            + RECENCY_WEIGHT * recency_score(entry.updated_at, now_ms)
-        )
+    importances = [min(1.0, max(0.0, e.importance)) for e in entries]
+    recencies = [recency_score(e.updated_at, now_ms) for e in entries]
+    relevances = [mix_relevance(lex, sem) for lex, sem in zip(lexicals, similarity, strict=True)]
+    totals = [
+        RELEVANCE_WEIGHT * rel + IMPORTANCE_WEIGHT * imp + RECENCY_WEIGHT * rec
+        for rel, imp, rec in zip(relevances, importances, recencies, strict=True)
+    ]
 
     def score_of(i: int) -> Score:
-        entry, sem = entries[i], similarity[i]
+        entry = entries[i]
         return Score(
             entry.id,
             entry.type,
             entry.name,
             totals[i],
-            mix_relevance(lexicals[i], sem),
-            min(1.0, max(0.0, entry.importance)),
-            recency_score(entry.updated_at, now_ms),
-            tuple(t for t, _ in matched_docs[i][0]),
+            relevances[i],
+            importances[i],
+            recencies[i],
+            tuple(t for t in query if t in matched[i]),
             lexical=lexicals[i],
-            semantic=sem,
+            semantic=similarity[i],
         )
 
     def key(i: int) -> tuple[float, int, str]:
         return (-totals[i], -entries[i].updated_at, entries[i].name)
 
+    everything = range(len(entries))
     if top is None:
-        return [score_of(i) for i in sorted(range(len(entries)), key=key)]
-    picked = set(heapq.nsmallest(top, range(len(entries)), key=key))
+        return [score_of(i) for i in sorted(everything, key=key)]
+    picked = set(_best(everything, top, totals, key))
     for entity_type in ALWAYS_INJECT:
-        of_type = (i for i in range(len(entries)) if entries[i].type == entity_type)
-        picked.update(heapq.nsmallest(ALWAYS_INJECT_PER_TYPE, of_type, key=key))
+        of_type = [i for i in everything if entries[i].type == entity_type]
+        picked.update(_best(of_type, ALWAYS_INJECT_PER_TYPE, totals, key))
     return [score_of(i) for i in sorted(picked, key=key)]
 
 
