@@ -65,6 +65,15 @@ async def test_sign_vectors_estimate_the_cosine() -> None:
         assert abs(estimate - true) < 0.15
 
 
+def test_scoring_a_whole_index_matches_scoring_one_entry() -> None:
+    rng = random.Random(11)
+    planes = QueryPlanes.of([rng.gauss(0, 1) for _ in range(1024)])
+    many = [unpack_signs(pack_signs([rng.gauss(0, 1) for _ in range(1024)])) for _ in range(30)]
+    many.insert(3, None)
+    expected = [None if s is None else planes.cosine(s) for s in many]
+    assert planes.cosines(many) == pytest.approx(expected, abs=1e-12)
+
+
 def test_rescale_needs_a_few_vectors_and_keeps_missing_ones_missing() -> None:
     assert rescale([0.9, None]) == [None, None]
     assert rescale([0.1, 0.5, 0.9, None]) == [0.0, 0.5, 1.0, None]

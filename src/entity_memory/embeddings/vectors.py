@@ -2,21 +2,22 @@
 
 An entity's vector is kept as its sign bits (1 bit a dimension: 128 bytes for bge-m3, 172
 base64 characters), so 10,000 entries add ~1.7 MB to the index instead of ~40 MB of floats.
-The task's vector stays in floats and is scored against the bits asymmetrically: split into
-positive and negative 7-bit planes, each plane a Python int, so one entry costs 14 AND +
-popcount operations on 1,024-bit ints rather than 1,024 multiplications. For unit vectors,
-sum(q_i * sign(d_i)) ~ sqrt(2 * dims / pi) * cos(q, d), which turns the score back into an
-estimated cosine.
+The task's vector stays in floats and is scored against the bits asymmetrically: quantised
+to 8-bit levels and split into bit planes, each plane a Python int, so one entry costs 9
+AND + popcount operations on 1,024-bit ints rather than 1,024 multiplications. For unit
+vectors, sum(q_i * sign(d_i)) ~ sqrt(2 * dims / pi) * cos(q, d), which turns the score back
+into an estimated cosine.
 """
 
 from __future__ import annotations
 
 import base64
+import binascii
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-QUERY_BITS = 7  # planes per sign of the quantised query
+QUERY_BITS = 7  # magnitude bits of the quantised query (QueryPlanes.cosines assumes 7)
 
 
 #: Decimals kept of the stored mean vector (it is a reference point, not a measurement).
@@ -57,16 +58,23 @@ def pack_signs(vector: Sequence[float]) -> str:
 
 
 def unpack_signs(packed: str) -> int:
-    return int.from_bytes(base64.b64decode(packed), "little")
+    # binascii directly: base64.b64decode's argument checks cost more than the decoding.
+    return int.from_bytes(binascii.a2b_base64(packed), "little")
 
 
 @dataclass(frozen=True)
 class QueryPlanes:
-    """A unit query vector as bit planes, ready to score packed entries."""
+    """A unit query vector as bit planes, ready to score packed entries.
+
+    Each component is quantised to a signed level in [-top, top] and stored offset by `top`
+    (so every level is a non-negative QUERY_BITS + 1 bit number): the sum of the levels where
+    an entry's bit is set is then sum_p 2^p * popcount(plane_p & bits) - top * popcount(bits),
+    QUERY_BITS + 2 popcounts an entry instead of one pair per magnitude bit and sign.
+    """
 
     dims: int
-    positive: tuple[int, ...]
-    negative: tuple[int, ...]
+    planes: tuple[int, ...]
+    offset: int  # the level added to every component to make it non-negative
     scale: float  # float value of one quantisation step
     total: float  # sum of the query's components
     to_cosine: float  # sqrt(pi / (2 * dims))
@@ -77,33 +85,57 @@ class QueryPlanes:
         unit = [x / norm for x in vector]
         peak = max((abs(x) for x in unit), default=0.0) or 1.0
         top = (1 << QUERY_BITS) - 1
-        levels = [round(x / peak * top) for x in unit]
-        pos = [0] * QUERY_BITS
-        neg = [0] * QUERY_BITS
+        levels = [round(x / peak * top) + top for x in unit]
+        planes = [0] * (QUERY_BITS + 1)
         for i, level in enumerate(levels):
-            planes, magnitude = (pos, level) if level > 0 else (neg, -level)
-            for p in range(QUERY_BITS):
-                if magnitude >> p & 1:
+            for p in range(QUERY_BITS + 1):
+                if level >> p & 1:
                     planes[p] |= 1 << i
         return cls(
             dims=len(unit),
-            positive=tuple(pos),
-            negative=tuple(neg),
+            planes=tuple(planes),
+            offset=top,
             scale=peak / top,
-            total=sum(levels) * (peak / top),
+            total=(sum(levels) - top * len(levels)) * (peak / top),
             to_cosine=math.sqrt(math.pi / (2 * len(unit))) if unit else 0.0,
         )
 
     def cosine(self, signs: int) -> float:
         """Estimated cosine between the query and an entry's packed sign bits."""
-        on = 0
-        for p in range(QUERY_BITS):
-            on += (
-                (self.positive[p] & signs).bit_count() - (self.negative[p] & signs).bit_count()
-            ) << p
+        on = -self.offset * signs.bit_count()
+        for p, plane in enumerate(self.planes):
+            on += (plane & signs).bit_count() << p
         # sum(q_i * s_i) with s_i = +1 for set bits, -1 otherwise.
         dot = 2 * on * self.scale - self.total
         return dot * self.to_cosine
+
+    def cosines(self, many: Sequence[int | None]) -> list[float | None]:
+        """`cosine` of every entry (None stays None), for ranking a whole index.
+
+        The eight planes are written out: in Pyodide a loop per entry costs half as much
+        again as the expression below (10k entries: ~28 ms against ~18 ms).
+        """
+        p0, p1, p2, p3, p4, p5, p6, p7 = self.planes
+        step, shift = 2 * self.scale * self.to_cosine, self.total * self.to_cosine
+        offset = self.offset
+        return [
+            None
+            if s is None
+            else step
+            * (
+                (p0 & s).bit_count()
+                + ((p1 & s).bit_count() << 1)
+                + ((p2 & s).bit_count() << 2)
+                + ((p3 & s).bit_count() << 3)
+                + ((p4 & s).bit_count() << 4)
+                + ((p5 & s).bit_count() << 5)
+                + ((p6 & s).bit_count() << 6)
+                + ((p7 & s).bit_count() << 7)
+                - offset * s.bit_count()
+            )
+            - shift
+            for s in many
+        ]
 
 
 #: How many entries with vectors rescaling needs; below it, ranking is lexical only.

@@ -460,7 +460,7 @@ class EntityStore:
         if not found:
             return None, "model_failed"
         planes = QueryPlanes.of(centred(found[0], index.vector_center))
-        return rescale([None if s is None else planes.cosine(s) for s in signs]), None
+        return rescale(planes.cosines(signs)), None
 
     async def _drop_expired(
         self, user_id: str, index: EntityIndex, missing: set[tuple[str, str]]
