@@ -10,52 +10,34 @@ write requests here with `durable_forward`; reads stay in the Worker, on KV.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from entity_memory.service.settings import ForwardWrite
-from entity_memory.storage.local_table import SCHEMA, LocalTable, Row, SQLiteTable
+from entity_memory.storage.local_table import LocalTable, PartedTable, SQLiteTable
+
+T = TypeVar("T")
 
 
-def _field(row: Any, name: str) -> Any:
-    if isinstance(row, Mapping):
-        return row.get(name)
-    return getattr(row, name, None)
-
-
-class SqlStorageTable:
+class SqlStorageTable(PartedTable):
     """`LocalTable` over the object's SQLite storage (`ctx.storage.sql`): synchronous calls,
-    each statement its own transaction, as the platform runs them."""
+    each statement its own transaction unless run inside `ctx.storage.transactionSync`."""
 
-    def __init__(self, sql: Any) -> None:
+    def __init__(self, sql: Any, transaction_sync: Callable[[Any], Any] | None = None) -> None:
         self.sql = sql
-        self.sql.exec(SCHEMA)
+        self._transaction_sync = transaction_sync
+        self._create()
 
-    def _rows(self, query: str, *params: Any) -> list[Any]:
-        cursor = self.sql.exec(query, *params)
-        rows = cursor.toArray()
-        return list(rows.to_py() if hasattr(rows, "to_py") else rows)
+    def _query(self, sql: str, *params: Any) -> list[Mapping[str, Any]]:
+        rows = self.sql.exec(sql, *params).toArray()
+        return [dict(row) for row in (rows.to_py() if hasattr(rows, "to_py") else rows)]
 
-    def get(self, key: str) -> Row | None:
-        rows = self._rows("SELECT value, expires_at, metadata FROM kv WHERE key = ?", key)
-        if not rows:
-            return None
-        row = rows[0]
-        return Row(_field(row, "value"), _field(row, "expires_at"), _field(row, "metadata"))
-
-    def put(self, key: str, row: Row) -> None:
-        self.sql.exec(
-            "INSERT INTO kv (key, value, expires_at, metadata) VALUES (?, ?, ?, ?)"
-            " ON CONFLICT(key) DO UPDATE SET value = excluded.value,"
-            " expires_at = excluded.expires_at, metadata = excluded.metadata",
-            key,
-            row.value,
-            row.expires_at,
-            row.metadata,
-        )
-
-    def clear(self) -> int:
-        rows = self._rows("DELETE FROM kv RETURNING key")
-        return len(rows)
+    def _atomically(self, work: Callable[[], T]) -> T:
+        # BEGIN/COMMIT are refused by the platform; transactionSync runs `work` as one
+        # transaction. Without it (older runtimes), the statements of one synchronous call
+        # still reach storage together, as the object's writes are coalesced until it awaits.
+        if self._transaction_sync is None:
+            return work()
+        return self._transaction_sync(work)
 
 
 def open_table(ctx: Any) -> LocalTable:
@@ -65,7 +47,7 @@ def open_table(ctx: Any) -> LocalTable:
     path = getattr(storage, "sqlitePath", None)
     if path:
         return SQLiteTable.open(str(path))
-    return SqlStorageTable(storage.sql)
+    return SqlStorageTable(storage.sql, getattr(storage, "transactionSync", None))
 
 
 def alarm_setter(ctx: Any) -> Callable[[int], Awaitable[None]]:

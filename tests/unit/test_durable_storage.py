@@ -16,7 +16,7 @@ import pytest
 
 from adapters.durable_object import SqlStorageTable, open_table
 from entity_memory.service.user_writer import UserWriter
-from entity_memory.storage.local_table import Row, SQLiteTable
+from entity_memory.storage.local_table import MAX_PART_BYTES, PartedTable, Row, SQLiteTable
 
 from .conftest import Clock
 
@@ -86,3 +86,63 @@ def test_an_erased_writer_stays_authoritative_across_instances(clock: Clock, evi
     again = UserWriter(SqlStorageTable(sql), clock) if evicted else writer
     assert again.authoritative
     assert again.table.get("entity:u:campaign:a") is None
+
+
+def _tables() -> list[tuple[PartedTable, sqlite3.Connection]]:
+    twin = SqlStorageTwin()
+    local = SQLiteTable(sqlite3.connect(":memory:", isolation_level=None))
+    return [(SqlStorageTable(twin), twin.conn), (local, local.conn)]
+
+
+@pytest.mark.parametrize("text", ["abc", "日本語"], ids=["ascii", "utf8"])
+def test_a_value_over_the_platforms_row_limit_is_stored_in_parts(text: str) -> None:
+    """The platform refuses a string or row over 2 MB; an index of 10k entries is ~4 MB."""
+    big = (text * (4 * MAX_PART_BYTES // len(text.encode())))[:-1]
+    for table, conn in _tables():
+        table.put("index:u:entities", Row(big, None, None))
+        assert table.get("index:u:entities") == Row(big, None, None)
+        largest = conn.execute(
+            "SELECT max(length(CAST(value AS BLOB))) FROM"
+            " (SELECT value FROM kv UNION ALL SELECT value FROM kv_parts)"
+        ).fetchone()[0]
+        assert largest <= MAX_PART_BYTES
+        table.put("index:u:entities", Row("small", None, None))  # the old parts go
+        assert table.get("index:u:entities") == Row("small", None, None)
+        assert conn.execute("SELECT count(*) FROM kv_parts").fetchone()[0] == 0
+        table.put("index:u:entities", Row(big, None, None))
+        assert table.clear() == 1
+        assert conn.execute("SELECT count(*) FROM kv_parts").fetchone()[0] == 0
+
+
+def test_a_parted_write_that_fails_leaves_the_previous_value_whole() -> None:
+    table = SQLiteTable(sqlite3.connect(":memory:", isolation_level=None))
+    old = "a" * (3 * MAX_PART_BYTES)
+    table.put("k", Row(old, None, None))
+    calls = 0
+    query = table._query
+
+    def failing(sql: str, *params: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        if sql.startswith("INSERT INTO kv_parts") and calls > 3:  # the 2nd part
+            raise sqlite3.OperationalError("disk I/O error")
+        return query(sql, *params)
+
+    table._query = failing  # type: ignore[method-assign]
+    with pytest.raises(sqlite3.OperationalError):
+        table.put("k", Row("b" * (3 * MAX_PART_BYTES), None, None))
+    table._query = query  # type: ignore[method-assign]
+    assert table.get("k") == Row(old, None, None)
+
+
+def test_the_platforms_transaction_runs_a_parted_write() -> None:
+    ran: list[str] = []
+
+    def transaction_sync(work: Any) -> Any:
+        ran.append("transaction")
+        return work()
+
+    table = SqlStorageTable(SqlStorageTwin(), transaction_sync)
+    table.put("k", Row("x" * (2 * MAX_PART_BYTES), None, None))
+    assert ran == ["transaction"]
+    assert table.get("k") == Row("x" * (2 * MAX_PART_BYTES), None, None)
