@@ -214,3 +214,13 @@ async def test_a_new_pain_point_stays_new(clock: Clock) -> None:
     }
     outcome = await _extract_one(store, mention, "s2")
     assert outcome.results[0]["status"] == "created"
+
+
+async def test_deleting_one_entity_keeps_the_others_vectors(clock: Clock) -> None:
+    store = e5_store(clock)
+    await store.upsert_many("u1", [item("campaign", n, c) for n, c in CAMPAIGNS], "s1")
+    first = (await store.read_index("u1")).entries[0]
+    assert await store.delete("u1", first.type, first.id)
+    index = await store.read_index("u1")
+    assert index.vector_model == LOCAL_E5 and index.vector_count
+    assert all(e.vec for e in index.entries)

@@ -413,7 +413,7 @@ class EntityStore:
         index = await self.read_index(user_id)
         kept = [e for e in index.entries if not (e.type == entity_type and e.id == entity_id)]
         if len(kept) != len(index.entries):
-            await self._write_index(user_id, EntityIndex(entries=kept))
+            await self._write_index(user_id, index.model_copy(update={"entries": kept}))
             return True
         return existed
 
@@ -488,7 +488,7 @@ class EntityStore:
             )
         gone = {(e.type, e.id) for e in expired}
         kept = [e for e in index.entries if (e.type, e.id) not in gone]
-        await self._write_index(user_id, EntityIndex(entries=kept))
+        await self._write_index(user_id, index.model_copy(update={"entries": kept}))
 
     # --- maintenance ---------------------------------------------------------------------------
 
