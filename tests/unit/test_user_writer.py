@@ -210,3 +210,66 @@ async def test_a_failed_index_flush_sets_the_alarm_that_retries_it(clock: Clock)
     assert await kv.get_json("index:ivy:entities") is None
     await writer.retry_flush()  # what the object's alarm() does
     assert await kv.get_json("index:ivy:entities") == {"entries": [{"id": "a"}]}
+
+
+class CountingTable:
+    """A writer table that counts reads of the index row."""
+
+    def __init__(self) -> None:
+        import sqlite3
+
+        from entity_memory.storage.local_table import SQLiteTable
+
+        self.inner = SQLiteTable(sqlite3.connect(":memory:", isolation_level=None))
+        self.index_reads = 0
+
+    def get(self, key: str) -> Any:
+        self.index_reads += key.startswith("index:")
+        return self.inner.get(key)
+
+    def put(self, key: str, row: Any) -> None:
+        self.inner.put(key, row)
+
+    def clear(self) -> int:
+        return self.inner.clear()
+
+
+def _writer_store(clock: Clock, kv: InMemoryKV) -> tuple[Any, Any, CountingTable, Any]:
+    from entity_memory.service.user_writer import UserWriter
+    from entity_memory.storage.store import EntityStore
+
+    from .factories import campaign
+
+    table = CountingTable()
+    writer = UserWriter(table, clock, Time(clock).sleep)  # type: ignore[arg-type]
+    store = EntityStore(writer.kv(kv), clock=clock)
+
+    async def write(name: str) -> None:
+        await writer.run(lambda: store.upsert_many("wes", [campaign(name)], "s"))
+
+    return writer, store, table, write
+
+
+async def test_a_writer_parses_the_index_once_and_keeps_it_between_writes(clock: Clock) -> None:
+    kv = InMemoryKV(clock=clock)
+    _, _, table, write = _writer_store(clock, kv)
+    for i in range(4):
+        await write(f"Campaign {i}")
+    assert table.index_reads <= 1
+    index = await kv.get_json("index:wes:entities")
+    assert sorted(e["name"] for e in index["entries"]) == [f"Campaign {i}" for i in range(4)]
+
+
+async def test_a_write_that_fails_leaves_the_kept_index_untouched(clock: Clock) -> None:
+    kv = InMemoryKV(clock=clock)
+    writer, store, _, write = _writer_store(clock, kv)
+    await write("Campaign A")
+
+    async def half_done() -> None:
+        index = await store.read_index("wes")
+        index.entries[0].importance = 0.0  # a change to a shared entry, then a failure
+        raise RuntimeError("KV: 503")
+
+    with pytest.raises(RuntimeError):
+        await writer.run(half_done)
+    assert (await writer.run(lambda: store.read_index("wes"))).entries[0].importance == 0.7

@@ -22,6 +22,7 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
+from entity_memory.domain.models import EntityIndex
 from entity_memory.storage.kv import KVListPage, KVNamespace, check_put
 from entity_memory.storage.local_table import LocalTable, Row
 
@@ -58,13 +59,18 @@ class WriterKV:
     def __init__(self, writer: UserWriter, inner: KVNamespace) -> None:
         self.writer, self.inner = writer, inner
 
-    def _cached(self, key: str) -> tuple[bool, Any | None]:
+    def _row(self, key: str) -> tuple[bool, str | None]:
+        """(whether the table knows `key`, its stored text)."""
         row = self.writer.table.get(key)
         if row is None:
             return self.writer.authoritative, None
         if row.expires_at is not None and row.expires_at <= self.writer.clock():
             return False, None
-        return True, None if row.value is None else json.loads(row.value)
+        return True, row.value
+
+    def _cached(self, key: str) -> tuple[bool, Any | None]:
+        known, text = self._row(key)
+        return known, None if text is None else json.loads(text)
 
     def _remember(self, key: str, value: Any | None) -> None:
         """Keep what KV answered for a key this writer has not written (for a while)."""
@@ -72,14 +78,32 @@ class WriterKV:
         self.writer.table.put(key, Row(doc, self.writer.clock() + KV_READ_TRUST_MS, None))
 
     async def get_json(self, key: str) -> Any | None:
-        known, value = self._cached(key)
+        known, text = self._row(key)
         if known:
-            if is_index_key(key) and value is not None:
-                self.writer.index_read(key, json.dumps(value))
-            return value
+            if is_index_key(key) and text is not None:
+                self.writer.index_read(key, text)
+            return None if text is None else json.loads(text)
         value = await self.inner.get_json(key)
         self._remember(key, value)
         return value
+
+    def warm_index(self, key: str) -> EntityIndex | None:
+        """The index as this writer last read or wrote it, parsed (None: not held, read it).
+
+        The writer is the only one to write its user's index, so the copy it parsed stays
+        exact between requests; at 10k entries that saves parsing and validating ~4 MB of
+        JSON per write. The caller gets its own entry list (it appends and replaces entries;
+        a request that fails after changing an entry drops the copy, see `UserWriter.run`).
+        """
+        held = self.writer.warm
+        if held is None or held[0] != key:
+            return None
+        self.writer.index_read(key, None)
+        return held[1].model_copy(update={"entries": list(held[1].entries)})
+
+    def keep_index(self, key: str, index: EntityIndex) -> None:
+        """Hold `index`, just read from or written to `key`, for the next request."""
+        self.writer.warm = (key, index)
 
     async def get_json_many(self, keys: Sequence[str]) -> dict[str, Any | None]:
         out: dict[str, Any | None] = {}
@@ -110,6 +134,7 @@ class WriterKV:
         meta = None if metadata is None else json.dumps(metadata)
         self.writer.table.put(key, Row(value, expires, meta))
         if is_index_key(key):
+            self.writer.warm = None  # until the writer says which parsed index this is
             self.writer.index_changed(key, value)
         else:
             await self.inner.put(key, value, expiration_ttl=expiration_ttl, metadata=metadata)
@@ -117,6 +142,7 @@ class WriterKV:
     async def delete(self, key: str) -> None:
         self.writer.table.put(key, Row(None, None, None))
         if is_index_key(key):
+            self.writer.warm = None
             self.writer.index_changed(key, None)
         else:
             await self.inner.delete(key)
@@ -157,6 +183,8 @@ class UserWriter:
         self.authoritative = table.get(AUTHORITATIVE_KEY) is not None
         #: KV writes of the index key, for the benches (coalescing made visible).
         self.index_writes = 0
+        #: The parsed index this writer last read or wrote (key, index), kept between requests.
+        self.warm: tuple[str, EntityIndex] | None = None
 
     def kv(self, inner: KVNamespace) -> WriterKV:
         self._inner = inner
@@ -166,17 +194,23 @@ class UserWriter:
         """Drop the user's copy (erasure); the number of rows removed. The table then holds
         everything of the user (nothing), so nothing erased is read back from KV."""
         removed = self.table.clear()
+        self.warm = None
         self.table.put(AUTHORITATIVE_KEY, Row("1", None, None))
         self.authoritative = True
         return removed
 
-    def index_read(self, key: str, value: str) -> None:
+    def index_read(self, key: str, value: str | None) -> None:
         """The first time a new instance reads its own copy of the index, it republishes it:
         a writer that died between writing its copy and flushing KV's left KV behind, and a
-        retried write that finds everything `unchanged` would otherwise never flush it."""
+        retried write that finds everything `unchanged` would otherwise never flush it.
+        (`value` None: the text is not at hand; it is read from the table if needed.)"""
         if not self._republished:
             self._republished = True
-            self.index_changed(key, value)
+            if value is None:
+                row = self.table.get(key)
+                value = None if row is None else row.value
+            if value is not None:
+                self.index_changed(key, value)
 
     def index_changed(self, key: str, value: str | None) -> None:
         self._republished = True
@@ -186,7 +220,11 @@ class UserWriter:
     async def run(self, op: Callable[[], Awaitable[T]]) -> T:
         """Run one write alone, then wait until KV's index holds what it changed."""
         async with self.lock:
-            result = await op()
+            try:
+                result = await op()
+            except BaseException:
+                self.warm = None  # the op may have changed entries of the held index
+                raise
             ticket = self._changes
         await self.flushed(ticket)
         return result
