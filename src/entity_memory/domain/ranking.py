@@ -13,6 +13,7 @@ import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
+from itertools import chain
 from typing import Any
 
 from entity_memory.domain.models import IndexEntry
@@ -112,21 +113,6 @@ def name_term_count(name: str, keywords: Sequence[str]) -> int:
     return sum(1 for t in unique if t in keywords[: len(unique)])
 
 
-def _entry_shape(entry: IndexEntry) -> tuple[int, int]:
-    """(how many leading keywords are the name's, the entry's length in terms)."""
-    n_name = entry.name_terms
-    if n_name is None:
-        n_name = name_term_count(entry.name, entry.keywords)
-    return n_name, len(entry.keywords) + (_NAME_BOOST - 1) * n_name
-
-
-def mix_relevance(lexical: float, semantic: float | None) -> float:
-    """Relevance from both signals; an entry without a vector keeps its lexical score."""
-    if semantic is None:
-        return lexical
-    return (1 - SEMANTIC_SHARE) * lexical + SEMANTIC_SHARE * semantic
-
-
 def _lexical_scores(
     entries: Sequence[IndexEntry], query: Sequence[str]
 ) -> tuple[list[float], list[frozenset[str]]]:
@@ -137,14 +123,18 @@ def _lexical_scores(
     C-level set intersection; the scoring loop runs only over entries that share a term.
     """
     wanted = frozenset(query)
-    shapes = [_entry_shape(e) for e in entries]
+    # How many leading keywords are the name's (counted for entries written before the field).
+    n_names = [
+        e.name_terms if e.name_terms is not None else name_term_count(e.name, e.keywords)
+        for e in entries
+    ]
+    lengths = [
+        len(e.keywords) + (_NAME_BOOST - 1) * n for e, n in zip(entries, n_names, strict=True)
+    ]
     matched = [wanted.intersection(e.keywords) for e in entries]
     n_docs = len(entries) or 1
-    avg_len = sum(length for _, length in shapes) / n_docs or 1.0
-    doc_freq: Counter[str] = Counter()
-    for terms in matched:
-        if terms:
-            doc_freq.update(terms)
+    avg_len = sum(lengths) / n_docs or 1.0
+    doc_freq = Counter(chain.from_iterable(matched))
     # BM25's idf, floored at a small positive value so a term in every doc still counts a bit.
     idf = {
         t: max(0.05, math.log(1 + (n_docs - doc_freq[t] + 0.5) / (doc_freq[t] + 0.5)))
@@ -161,7 +151,7 @@ def _lexical_scores(
     for i, terms in enumerate(matched):
         if not terms:
             continue
-        n_name, length = shapes[i]
+        n_name, length = n_names[i], lengths[i]
         in_name = terms.intersection(entries[i].keywords[:n_name]) if n_name else _NO_TERMS
         signature = (terms, in_name, length)
         lexical = known.get(signature)
@@ -210,8 +200,20 @@ def score_entries(
     lexicals, matched = _lexical_scores(entries, query)
     similarity = semantic if semantic is not None else [None] * len(entries)
     importances = [min(1.0, max(0.0, e.importance)) for e in entries]
-    recencies = [recency_score(e.updated_at, now_ms) for e in entries]
-    relevances = [mix_relevance(lex, sem) for lex, sem in zip(lexicals, similarity, strict=True)]
+    # recency_score written out, and relevance mixed inline (an entry without a vector keeps
+    # its lexical score): a call per entry costs more than the arithmetic.
+    recencies = [
+        max(0.0, 1.0 - max(0.0, (now_ms - e.updated_at) / DAY_MS) / RECENCY_HORIZON_DAYS)
+        for e in entries
+    ]
+    relevances = (
+        lexicals
+        if semantic is None
+        else [
+            lex if sem is None else (1 - SEMANTIC_SHARE) * lex + SEMANTIC_SHARE * sem
+            for lex, sem in zip(lexicals, similarity, strict=True)
+        ]
+    )
     totals = [
         RELEVANCE_WEIGHT * rel + IMPORTANCE_WEIGHT * imp + RECENCY_WEIGHT * rec
         for rel, imp, rec in zip(relevances, importances, recencies, strict=True)
