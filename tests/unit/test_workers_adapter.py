@@ -128,8 +128,9 @@ async def test_a_failing_batch_applies_nothing_on_either_path() -> None:
         assert await db.all("SELECT * FROM t") == []
 
 
-class TextKV:
-    """A KV binding that answers only `get(key, "text")` (and bulk), as text."""
+class BytesKV:
+    """A KV binding as the SDK presents it: `get(key, "arrayBuffer")` gives a memoryview,
+    bulk `get(keys, "text")` a dict of text."""
 
     def __init__(self, items: dict[str, str]) -> None:
         self.items = items
@@ -139,14 +140,15 @@ class TextKV:
         self.types.append(kind)
         if isinstance(key, list):
             return {k: self.items.get(k) for k in key}
-        return self.items.get(key)
+        value = self.items.get(key)
+        return None if value is None else memoryview(value.encode())
 
 
-async def test_kv_values_are_read_as_text_and_parsed_in_python() -> None:
-    binding = TextKV({"a": '{"x": [1, {"y": null}]}', "b": "3"})
+async def test_kv_values_are_read_as_bytes_or_text_and_parsed_in_python() -> None:
+    binding = BytesKV({"a": '{"x": [1, {"y": null}], "z": "日本"}', "b": "3"})
     kv = WorkersKV(binding)
     value = await kv.get_json("a")
-    assert value == {"x": [1, {"y": None}]} and type(value) is dict
+    assert value == {"x": [1, {"y": None}], "z": "日本"} and type(value) is dict
     assert await kv.get_json("missing") is None
     assert await kv.get_json_many(["b", "missing"]) == {"b": 3, "missing": None}
-    assert binding.types == ["text", "text", "text"]
+    assert binding.types == ["arrayBuffer", "arrayBuffer", "text"]
