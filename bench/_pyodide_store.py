@@ -1,36 +1,60 @@
-"""The Python half of bench/pyodide_store.mjs: the store over the SDK-wrapped KV stand-in."""
+"""The Python half of bench/pyodide_store.mjs: the store over the SDK-wrapped KV stand-in.
+
+Three requests, as production runs them: a context request in the Worker (the store on KV),
+and a 20-entity write both in the Worker alone (the store on KV, as without a writer) and in
+the user's writer (`UserWriter` over a sqlite3 table, as the Durable Object runs it; its first
+write is a new instance's, the later ones find the index it keeps parsed).
+"""
 
 from __future__ import annotations
 
 import itertools
+import sqlite3
 from typing import Any
 
 from workers.rpc import _EnvWrapper
 
-from adapters.workers import WorkersKV
+from adapters.workers import WorkersKV, workers_ai_run
 from bench.bench_store import TASK, entity_input
+from entity_memory.embeddings.catalog import DEFAULT_MODEL
+from entity_memory.embeddings.embedder import build_embedder
+from entity_memory.service.settings import wall_clock_ms
+from entity_memory.service.user_writer import UserWriter
+from entity_memory.storage.local_table import SQLiteTable
 from entity_memory.storage.store import EntityStore
 
 USER = "bench"
 
 
 class Bench:
-    def __init__(self, store: EntityStore, n: int) -> None:
-        self.store = store
-        self.n = n
+    def __init__(self, store: EntityStore, writer: UserWriter, in_writer: EntityStore, n: int):
+        self.store, self.writer, self.in_writer, self.n = store, writer, in_writer, n
         self.counter = itertools.count()
 
     @classmethod
-    async def create(cls, js_env: Any, n: int) -> Bench:
-        return cls(EntityStore(WorkersKV(_EnvWrapper(js_env).ENTITIES)), n)
+    async def create(cls, js_env: Any, n: int, vectors: bool) -> Bench:
+        env = _EnvWrapper(js_env)
+        kv = WorkersKV(env.ENTITIES)
+        embedder = build_embedder(DEFAULT_MODEL, workers_ai_run(env.AI)) if vectors else None
+        writer = UserWriter(SQLiteTable(sqlite3.connect(":memory:")), wall_clock_ms)
+        in_writer = EntityStore(writer.kv(kv), embedder=embedder)
+        return cls(EntityStore(kv, embedder=embedder), writer, in_writer, n)
 
     async def context(self) -> None:
         await self.store.retrieve_for_context(USER, TASK, 20)
 
-    async def put20(self) -> None:
+    def _batch(self) -> tuple[list[Any], str]:
         """10 updates of existing entities and 10 new ones, as bench_store's upsert."""
         k = next(self.counter)
         items = [entity_input(j) for j in range(10)]
         items = [i.model_copy(update={"content": f"{i.content} v{k}"}) for i in items]
         items += [entity_input(self.n + 1000 * (k + 1) + j) for j in range(10)]
-        await self.store.upsert_many(USER, items, f"s{k}")
+        return items, f"s{k}"
+
+    async def put20(self) -> None:
+        items, session = self._batch()
+        await self.store.upsert_many(USER, items, session)
+
+    async def put20_writer(self) -> None:
+        items, session = self._batch()
+        await self.writer.run(lambda: self.in_writer.upsert_many(USER, items, session))
