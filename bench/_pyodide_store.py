@@ -2,8 +2,9 @@
 
 Three requests, as production runs them: a context request in the Worker (the store on KV),
 and a 20-entity write both in the Worker alone (the store on KV, as without a writer) and in
-the user's writer (`UserWriter` over a sqlite3 table, as the Durable Object runs it; its first
-write is a new instance's, the later ones find the index it keeps parsed).
+the user's writer (`UserWriter` over a sqlite3 table, as the Durable Object runs it). The
+writer's table already holds the user's index (an earlier instance wrote it), so its first
+write is what an instance pays after an eviction; the later ones find the index it keeps.
 """
 
 from __future__ import annotations
@@ -39,6 +40,13 @@ class Bench:
         writer = UserWriter(SQLiteTable(sqlite3.connect(":memory:")), wall_clock_ms)
         in_writer = EntityStore(writer.kv(kv), embedder=embedder)
         return cls(EntityStore(kv, embedder=embedder), writer, in_writer, n)
+
+    async def evict_writer(self) -> None:
+        """Let the writer write once, then replace it by a new instance over the same table,
+        as after an eviction (not measured)."""
+        await self.put20_writer()
+        self.writer = UserWriter(self.writer.table, wall_clock_ms)
+        self.in_writer = EntityStore(self.writer.kv(self.store.kv), embedder=self.store.embedder)
 
     async def context(self) -> None:
         await self.store.retrieve_for_context(USER, TASK, 20)

@@ -4,14 +4,14 @@ For users holding 1k and 10k entities, without and with vectors (bge-m3's 1,024 
 random values: the figures are CPU and memory, not ranking quality): a context request
 (`retrieve_for_context`, limit 20) and a 20-entity write (10 updates, 10 new), both in the
 Worker alone (the store straight on KV) and in the user's writer, as production runs it
-(`UserWriter` over sqlite3; its first write is a new instance's and is shown apart). The KV
+(`UserWriter` over sqlite3; its first write, after an eviction, is shown apart). The KV
 is an in-process JS Map behind the Workers SDK (bench/pyodide_store.mjs), so the JS->Python
 conversions are real. Prints CPU ms (median, min-max) and the wasm memory after imports, after
 the context requests (run first) and at the end (wasm memory never shrinks, so each is the
 peak so far); one fresh Node process a row.
 The KV is filled on CPython (fast) and handed over as a JSON dump.
 
-Run: `.venv/bin/python -m bench.bench_pyodide [--sizes 1000,10000] [--repeats 15] [--src DIR]`
+Run: `.venv/bin/python -m bench.bench_pyodide [--sizes 1000,10000] [--repeats 21] [--src DIR]`
 (--src: another copy of src/, e.g. a checkout of the previous commit, for a before/after).
 """
 
@@ -62,13 +62,13 @@ def spread(samples: list[float]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1000,10000")
-    parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--repeats", type=int, default=21)
     parser.add_argument("--src", default=str(REPO / "src"))
     args = parser.parse_args()
     print(f"machine: {os.cpu_count()} CPUs; CPU ms of the Node process a request, median (min-max)")
     print(
         f"{'entities':>8} {'vectors':>7} | {'context':>16} | {'PUT 20, Worker':>16} |"
-        f" {'PUT 20, writer':>16} | {'writer 1st':>10} | {'wasm MB: imports/context/all':>28} |"
+        f" {'PUT 20, writer':>16} | {'evicted':>10} | {'wasm MB: imports/context/all':>28} |"
         " index MB"
     )
     with tempfile.TemporaryDirectory() as tmp:
