@@ -273,3 +273,22 @@ async def test_a_write_that_fails_leaves_the_kept_index_untouched(clock: Clock) 
     with pytest.raises(RuntimeError):
         await writer.run(half_done)
     assert (await writer.run(lambda: store.read_index("wes"))).entries[0].importance == 0.7
+
+
+async def test_an_index_read_from_kv_is_kept_no_longer_than_kv_reads_are_trusted(
+    clock: Clock,
+) -> None:
+    from entity_memory.service.user_writer import KV_READ_TRUST_MS
+    from entity_memory.storage.store import EntityStore
+
+    from .factories import campaign
+
+    kv = InMemoryKV(clock=clock)
+    before = EntityStore(kv, clock=clock)  # data written before the writer existed
+    await before.upsert_many("wes", [campaign("Campaign A")], "s0")
+    writer, store, _, write = _writer_store(clock, kv)
+    await write("Campaign A")  # unchanged: the writer reads KV's index and keeps it
+    await before.upsert_many("wes", [campaign("Campaign B")], "s1")
+    clock.now += KV_READ_TRUST_MS + 1
+    index = await writer.run(lambda: store.read_index("wes"))
+    assert sorted(e.name for e in index.entries) == ["Campaign A", "Campaign B"]

@@ -66,6 +66,8 @@ class WriterKV:
             return self.writer.authoritative, None
         if row.expires_at is not None and row.expires_at <= self.writer.clock():
             return False, None
+        if is_index_key(key):
+            self.writer.index_trusted_until = row.expires_at
         return True, row.value
 
     def _cached(self, key: str) -> tuple[bool, Any | None]:
@@ -75,7 +77,10 @@ class WriterKV:
     def _remember(self, key: str, value: Any | None) -> None:
         """Keep what KV answered for a key this writer has not written (for a while)."""
         doc = None if value is None else json.dumps(value)
-        self.writer.table.put(key, Row(doc, self.writer.clock() + KV_READ_TRUST_MS, None))
+        until = self.writer.clock() + KV_READ_TRUST_MS
+        self.writer.table.put(key, Row(doc, until, None))
+        if is_index_key(key):
+            self.writer.index_trusted_until = until
 
     async def get_json(self, key: str) -> Any | None:
         known, text = self._row(key)
@@ -98,12 +103,14 @@ class WriterKV:
         held = self.writer.warm
         if held is None or held[0] != key:
             return None
+        if held[2] is not None and held[2] <= self.writer.clock():
+            return None  # read from KV, not written here, and no longer trusted (as its row)
         self.writer.index_read(key, None)
         return held[1].model_copy(update={"entries": list(held[1].entries)})
 
     def keep_index(self, key: str, index: EntityIndex) -> None:
         """Hold `index`, just read from or written to `key`, for the next request."""
-        self.writer.warm = (key, index)
+        self.writer.warm = (key, index, self.writer.index_trusted_until)
 
     async def get_json_many(self, keys: Sequence[str]) -> dict[str, Any | None]:
         out: dict[str, Any | None] = {}
@@ -135,6 +142,7 @@ class WriterKV:
         self.writer.table.put(key, Row(value, expires, meta))
         if is_index_key(key):
             self.writer.warm = None  # until the writer says which parsed index this is
+            self.writer.index_trusted_until = None  # written here: exact
             self.writer.index_changed(key, value)
         else:
             await self.inner.put(key, value, expiration_ttl=expiration_ttl, metadata=metadata)
@@ -183,8 +191,10 @@ class UserWriter:
         self.authoritative = table.get(AUTHORITATIVE_KEY) is not None
         #: KV writes of the index key, for the benches (coalescing made visible).
         self.index_writes = 0
-        #: The parsed index this writer last read or wrote (key, index), kept between requests.
-        self.warm: tuple[str, EntityIndex] | None = None
+        #: The parsed index this writer last read or wrote (key, index, trusted until), kept
+        #: between requests; an index read from KV is trusted only as long as its table row.
+        self.warm: tuple[str, EntityIndex, int | None] | None = None
+        self.index_trusted_until: int | None = None
 
     def kv(self, inner: KVNamespace) -> WriterKV:
         self._inner = inner
