@@ -292,3 +292,31 @@ async def test_an_index_read_from_kv_is_kept_no_longer_than_kv_reads_are_trusted
     clock.now += KV_READ_TRUST_MS + 1
     index = await writer.run(lambda: store.read_index("wes"))
     assert sorted(e.name for e in index.entries) == ["Campaign A", "Campaign B"]
+
+
+async def test_an_expiry_a_reader_finds_is_dropped_once_by_the_writer(
+    client: httpx.AsyncClient, memkv: InMemoryKV, clock: Clock, db: Any
+) -> None:
+    """Context requests run in the Worker; the index they find stale is the writer's to fix,
+    or its next flush would bring the expired entry back (and each reader would record the
+    expiry again)."""
+    metric = {
+        "type": "metric",
+        "name": "Alpha CPA",
+        "content": "CPA of Alpha is $42",
+        "importance": 0.5,
+        "metadata": {"kpi": "CPA", "value": 42, "unit": "USD", "campaign": "Alpha"},
+    }
+    assert (await put(client, "eve", "s1", metric, campaign("Alpha"))).status_code == 200
+    clock.advance(31 * 24 * 60 * 60 * 1000)  # metrics live 30 days, campaigns 180
+    for _ in range(2):
+        r = await client.post("/v1/users/eve/context", json={"task": "Alpha CPA"})
+        assert [e["type"] for e in r.json()["entities"]] == ["campaign"], r.text
+    await put(client, "eve", "s2", campaign("Beta"))
+    index = await memkv.get_json("index:eve:entities")
+    assert sorted(e["name"] for e in index["entries"]) == ["Alpha", "Beta"]
+    rows = await db.all(
+        "SELECT count(*) AS n FROM entity_versions WHERE user_id = ? AND change_kind = ?",
+        ["eve", "expired"],
+    )
+    assert rows[0]["n"] == 1

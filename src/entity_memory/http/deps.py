@@ -19,6 +19,7 @@ from entity_memory.embeddings.embedder import build_embedder
 from entity_memory.extraction.registry import ExtractorFactory
 from entity_memory.http.errors import ApiError
 from entity_memory.service.auth import Principal, TokenStore
+from entity_memory.service.maintenance import expired_to_writer
 from entity_memory.service.settings import Bindings
 from entity_memory.storage.d1 import CountingD1
 from entity_memory.storage.guard import guarded
@@ -83,7 +84,9 @@ async def store(
     b: BindingsDep, history: Annotated[Ledger | None, Depends(optional_ledger)]
 ) -> EntityStore:
     embedder = build_embedder(b.settings.embedding_model, b.ai_run)
-    return EntityStore(b.kv, b.settings, b.clock, history, embedder=embedder)
+    # With a writer per user, the writer owns the index; what readers find expired goes there.
+    report = None if b.forward_write is None else expired_to_writer(b)
+    return EntityStore(b.kv, b.settings, b.clock, history, embedder=embedder, report_expired=report)
 
 
 async def extractor_factory(request: Request) -> ExtractorFactory:

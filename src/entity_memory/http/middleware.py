@@ -109,7 +109,7 @@ def write_target(method: str, path: str) -> str | None:
     tail = path[found.end("user") :]
     if method == "PUT" and tail != "/entities":
         return None
-    if method == "POST" and not (tail.endswith("/extract") or tail == "/reindex"):
+    if method == "POST" and not (tail.endswith("/extract") or tail in ("/reindex", "/expired")):
         return None
     if method == "DELETE" and not (tail == "" or tail.count("/") == 3):
         return None

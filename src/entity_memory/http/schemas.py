@@ -53,6 +53,17 @@ class TokenBody(StrictBody):
     label: str | None = Field(default=None, max_length=MAX_TOKEN_LABEL_CHARS)
 
 
+class EntityRefBody(StrictBody):
+    type: EntityType
+    id: str
+
+
+class ExpiredBody(StrictBody):
+    entities: list[EntityRefBody] = Field(
+        max_length=MAX_CONTEXT_LIMIT, description="entities a context request found expired"
+    )
+
+
 class ContextBody(StrictBody):
     task: str = Field(max_length=MAX_TASK_CHARS, description="what the new session is about")
     limit: int = Field(default=DEFAULT_CONTEXT_LIMIT, ge=1, le=MAX_CONTEXT_LIMIT)
@@ -278,6 +289,10 @@ class Forgotten(Out):
     writer_rows_deleted: int | None = Field(
         default=None, description="rows of the user's writer's own copy (Durable Object storage)"
     )
+
+
+class ExpiredDropped(Out):
+    dropped: int = Field(description="index entries removed (missing in KV, TTL run out)")
 
 
 class Reindexed(Out):

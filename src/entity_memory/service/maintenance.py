@@ -13,7 +13,7 @@ from typing import Any
 from entity_memory.embeddings.embedder import build_embedder
 from entity_memory.service.settings import Bindings
 from entity_memory.storage.ledger import Ledger
-from entity_memory.storage.store import EntityStore
+from entity_memory.storage.store import EntityStore, ReportExpired
 
 HOUR_MS = 60 * 60 * 1000
 #: How far back a cron run looks for users with writes (a margin over the cron interval).
@@ -57,6 +57,23 @@ async def reindex_through_writers(ledger: Ledger, bindings: Bindings) -> dict[st
         "dropped": sum(r.get("dropped", 0) for r in results.values()),
         "perUser": results,
     }
+
+
+def expired_to_writer(bindings: Bindings) -> ReportExpired:
+    """Sends the expired entries a context request found to the user's writer, which owns
+    the index: dropped by the Worker, they would come back with the writer's next flush."""
+    forward_write = bindings.forward_write
+    assert forward_write is not None
+
+    async def report(user_id: str, refs: list[tuple[str, str]]) -> None:
+        body = json.dumps({"entities": [{"type": t, "id": i} for t, i in refs]}).encode()
+        url = f"{WRITER_ORIGIN}/v1/users/{user_id}/expired"
+        headers = [("content-type", "application/json")]
+        status, _, answer = await forward_write(user_id, "POST", url, headers, body)
+        if status != 200:
+            raise RuntimeError(f"the writer answered {status}: {answer[:200]!r}")
+
+    return report
 
 
 async def scheduled_reindex(bindings: Bindings) -> dict[str, Any]:

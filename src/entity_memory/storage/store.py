@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,6 +52,8 @@ logger = logging.getLogger(__name__)
 
 #: Rewrites an item given the entity it will update (None for a new one), before merging.
 Adjust = Callable[[BaseEntity | None, EntityInputBase], EntityInputBase]
+#: Hands (user id, [(type, id), ...]) of entities found expired to whoever owns the index.
+ReportExpired = Callable[[str, list[tuple[str, str]]], Awaitable[None]]
 
 #: Entries an index keeps at most (see `_write_index`): ~6 MB of JSON.
 MAX_INDEX_ENTRIES = 20_000
@@ -165,8 +167,12 @@ class EntityStore:
         ledger: Ledger | None = None,
         max_index_entries: int = MAX_INDEX_ENTRIES,
         embedder: Embedder | None = None,
+        report_expired: ReportExpired | None = None,
     ) -> None:
         self.max_index_entries = max_index_entries
+        #: Where a context request sends the expired entries it found, when another (the
+        #: user's writer) owns the index; None: this store drops them itself.
+        self.report_expired = report_expired
         #: The semantic channel; None ranks lexically only.
         self.embedder = embedder
         self.kv = kv
@@ -456,9 +462,28 @@ class EntityStore:
                 entities.append(entity)
                 scores.append(score)
         missing = {(s.type, s.id) for key, s in zip(keys, chosen, strict=True) if not found[key]}
-        if missing:
-            await self._drop_expired(user_id, index, missing)
+        expired = self._expired(index, missing)
+        if expired and self.report_expired is None:
+            await self._drop_expired(user_id, index, expired)
+        elif expired and self.report_expired is not None:
+            try:
+                await self.report_expired(user_id, sorted((e.type, e.id) for e in expired))
+            except Exception:  # the answer stands; the next request reports them again
+                logger.exception("could not report expired entries of %s", user_id)
         return Retrieval(entities, scores, reason)
+
+    async def drop_expired(self, user_id: str, refs: Sequence[tuple[str, str]]) -> int:
+        """Forget the index entries among `refs` whose entity KV no longer holds and whose TTL
+        has run out (what a context request reported); the number dropped. Each is checked
+        again here, so a stale or repeated report changes nothing."""
+        keys = {ref: entity_key(user_id, *ref) for ref in dict.fromkeys(refs)}
+        found = await self._get_many(list(keys.values()))
+        index = await self.read_index(user_id)
+        missing = {ref for ref, key in keys.items() if found.get(key) is None}
+        expired = self._expired(index, missing)
+        if expired:
+            await self._drop_expired(user_id, index, expired)
+        return len(expired)
 
     async def _semantic(
         self, index: EntityIndex, task: str
@@ -478,23 +503,25 @@ class EntityStore:
         planes = QueryPlanes.of(centred(found[0], index.vector_center))
         return rescale(planes.cosines(signs)), None
 
-    async def _drop_expired(
-        self, user_id: str, index: EntityIndex, missing: set[tuple[str, str]]
-    ) -> None:
-        """Forget index entries whose entity KV expired by TTL, and note it in the ledger.
+    def _expired(self, index: EntityIndex, missing: set[tuple[str, str]]) -> list[IndexEntry]:
+        """The entries among `missing` (not found in KV) whose TTL has run out.
 
         An entry missing before its TTL ran out is left alone: that is a write this KV location
         has not seen yet (eventual consistency) or a concurrent delete, not an expiry.
         """
         now = self.clock()
-        expired = [
+        return [
             e
             for e in index.entries
             if (e.type, e.id) in missing
             and e.updated_at + self.settings.ttl_seconds(e.type) * 1000 <= now
         ]
-        if not expired:
-            return
+
+    async def _drop_expired(
+        self, user_id: str, index: EntityIndex, expired: Sequence[IndexEntry]
+    ) -> None:
+        """Forget these expired entries' index entries, and note the expiry in the ledger."""
+        now = self.clock()
         if self.ledger is not None:
             await self.ledger.write(
                 [
