@@ -39,7 +39,10 @@ class UserWriter(DurableObject):
         await self.writer.retry_flush()
 
     async def fetch(self, request):
-        response = await self.writer.run(lambda: asgi.fetch(self.app, request, self.env, self.ctx))
+        response = await self.writer.run(
+            lambda: asgi.fetch(self.app, request, self.env, self.ctx),
+            failed=lambda r: r.status >= 400,
+        )
         # How many times this writer has written the index key to KV (coalescing, measured).
         response.headers.set(INDEX_WRITES_HEADER, str(self.writer.index_writes))
         return response

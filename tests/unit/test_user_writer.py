@@ -320,3 +320,24 @@ async def test_an_expiry_a_reader_finds_is_dropped_once_by_the_writer(
         ["eve", "expired"],
     )
     assert rows[0]["n"] == 1
+
+
+async def test_a_request_that_fails_inside_the_app_leaves_no_half_change_behind(
+    client: httpx.AsyncClient, memkv: InMemoryKV, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The app answers an error instead of raising it, so the writer must read the answer."""
+    from entity_memory.storage.store import EntityStore
+
+    assert (await put(client, "zed", "s1", campaign("Alpha"))).status_code == 200
+
+    async def half_done(self: EntityStore, user_id: str, *_: Any) -> bool:
+        index = await self.read_index(user_id)
+        index.entries[0].importance = 0.0  # a change to an entry the writer holds, then a fault
+        raise RuntimeError("KV: 503")
+
+    monkeypatch.setattr(EntityStore, "delete", half_done)
+    assert (await client.delete("/v1/users/zed/entities/campaign/alpha")).status_code >= 500
+    monkeypatch.undo()
+    assert (await put(client, "zed", "s2", campaign("Beta"))).status_code == 200
+    index = await memkv.get_json("index:zed:entities")
+    assert {e["name"]: e["importance"] for e in index["entries"]} == {"Alpha": 0.5, "Beta": 0.5}

@@ -47,5 +47,5 @@ class WriterTwin:
             async with httpx.AsyncClient(transport=transport, base_url="http://writer") as c:
                 return await c.request(method, url, headers=headers, content=body)
 
-        r = await writer.run(op)
+        r = await writer.run(op, failed=lambda r: r.status_code >= 400)
         return r.status_code, list(r.headers.multi_items()), r.content

@@ -227,14 +227,22 @@ class UserWriter:
         self._pending = (key, value)
         self._changes += 1
 
-    async def run(self, op: Callable[[], Awaitable[T]]) -> T:
-        """Run one write alone, then wait until KV's index holds what it changed."""
+    async def run(
+        self, op: Callable[[], Awaitable[T]], failed: Callable[[T], bool] = lambda _: False
+    ) -> T:
+        """Run one write alone, then wait until KV's index holds what it changed.
+
+        A write that raises, or whose result `failed` says is a failure (an HTTP app answers
+        errors instead of raising them), drops the held index: it may have got half-changed.
+        """
         async with self.lock:
             try:
                 result = await op()
             except BaseException:
-                self.warm = None  # the op may have changed entries of the held index
+                self.warm = None
                 raise
+            if failed(result):
+                self.warm = None
             ticket = self._changes
         await self.flushed(ticket)
         return result

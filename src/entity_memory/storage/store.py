@@ -136,6 +136,12 @@ def embedding_text(entity: BaseEntity) -> str:
     return ". ".join(p for p in parts if p)
 
 
+def _drop_vectors(index: EntityIndex) -> None:
+    """Remove every entry's vector (another model's), replacing entries rather than changing
+    them: they may be shared with the parsed index the user's writer keeps."""
+    index.entries = [e.model_copy(update={"vec": None}) if e.vec else e for e in index.entries]
+
+
 #: KV writes in flight at once (a Worker keeps at most six connections open at a time).
 WRITE_CONCURRENCY = 6
 
@@ -366,8 +372,7 @@ class EntityStore:
             return {}
         model = self.embedder.model.name
         if index.vector_model != model:
-            for entry in index.entries:
-                entry.vec = None
+            _drop_vectors(index)
             index.vector_model, index.vector_center, index.vector_count = model, None, 0
         found = await self.embedder.try_embed([embedding_text(e) for e in entities], "passage")
         if found is None:
@@ -601,21 +606,22 @@ class EntityStore:
         if self.embedder is None:
             return 0
         if index.vector_model != self.embedder.model.name:
-            for entry in index.entries:
-                entry.vec = None
+            _drop_vectors(index)
         missing = [e for e in index.entries if e.vec is None]
-        by_key = {entity_key(user_id, e.type, e.id): e for e in missing}
-        done = 0
-        for chunk in _chunks(list(by_key), MAX_BULK_GET_KEYS):
+        keys = [entity_key(user_id, e.type, e.id) for e in missing]
+        given: dict[tuple[str, str], str] = {}
+        for chunk in _chunks(keys, MAX_BULK_GET_KEYS):
             found = [e for e in (await self._get_many(chunk)).values() if e is not None]
             vectors = await self._vectors_for(index, found)
             if not vectors:
                 break  # the model failed: the rest keep ranking lexically
-            for entity in found:
-                entry = by_key[entity_key(user_id, entity.type, entity.id)]
-                entry.vec = vectors.get((entity.type, entity.id))
-                done += entry.vec is not None
-        return done
+            given.update(vectors)
+        # New entries, not changed ones: entries may be shared with the writer's held copy.
+        index.entries = [
+            e.model_copy(update={"vec": given[(e.type, e.id)]}) if (e.type, e.id) in given else e
+            for e in index.entries
+        ]
+        return len(given)
 
     async def live_entities(self, user_id: str) -> list[BaseEntity]:
         """Every stored entity of the user, found by listing KV (not trusting the index)."""
