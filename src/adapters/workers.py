@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Coroutine, Iterator, Mapping, Sequence
 from typing import Any
 
 from adapters.durable_object import durable_forward
@@ -315,6 +315,18 @@ def workers_rate_limit(binding: Any) -> RateLimit:
     return limit
 
 
+def workers_defer(work: Coroutine[Any, Any, None]) -> None:
+    """`Defer` over the runtime's waitUntil: the task crosses to JS as a proxy, destroyed once
+    it settles (as the SDK's own asgi adapter hands over background work)."""
+    from pyodide.ffi import create_proxy
+    from workers import wait_until
+
+    task = asyncio.ensure_future(work)
+    proxy = create_proxy(task)
+    task.add_done_callback(lambda _: proxy.destroy())
+    wait_until(proxy)
+
+
 def bind(env: Any) -> Bindings:
     """Everything one request needs, built from that request's env (nothing is cached)."""
     db = getattr(env, "HISTORY", None)
@@ -330,6 +342,7 @@ def bind(env: Any) -> Bindings:
         vars=EnvVars(env),
         rate_limit=_lazy_rate_limit(env),
         forward_write=None if writers is None else durable_forward(writers),
+        defer=workers_defer,
     )
 
 

@@ -106,3 +106,43 @@ def test_forget_racing_writes_leaves_a_consistent_user(host: Host) -> None:
     assert f"entity:{user}:campaign:alpha" not in keys  # written before the erase: erased
     rows = host.d1(f"SELECT DISTINCT entity_id FROM entity_versions WHERE user_id = '{user}'")
     assert {f"entity:{user}:campaign:{r['entity_id']}" for r in rows} == keys
+
+
+def test_an_expiry_a_context_request_finds_is_dropped_by_the_writer_after_the_answer(
+    host: Host,
+) -> None:
+    """The Worker answers without the expired entity and hands it to the user's writer in the
+    background (waitUntil); the writer checks KV, drops the index entry, records the expiry."""
+    import time
+    from datetime import UTC, datetime, timedelta
+
+    user = "e2e-expiry"
+    written = datetime.now(UTC) - timedelta(days=40)  # metrics live 30 days
+    past = {"x-entity-memory-now": written.isoformat().replace("+00:00", "Z")}
+    metric = {
+        "type": "metric",
+        "name": "Alpha CPA",
+        "content": "CPA of Alpha is $42",
+        "metadata": {"kpi": "CPA", "value": 42, "unit": "USD", "campaign": "Alpha"},
+    }
+    with httpx.Client(base_url=host.base_url, timeout=60) as c:
+        body = {"session_id": "s1", "entities": [metric, {"type": "campaign", "name": "Alpha"}]}
+        assert c.put(f"/v1/users/{user}/entities", json=body, headers=past).status_code == 200
+        # KV's own TTL runs on real time: take the document away as its expiry would.
+        host.wrangler(
+            "kv", "key", "delete", f"entity:{user}:metric:alpha-cpa", "--binding", "ENTITIES"
+        )
+        r = c.post(f"/v1/users/{user}/context", json={"task": "Alpha CPA"})
+        assert [e["type"] for e in r.json()["entities"]] == ["campaign"]
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            listed = c.get(f"/v1/users/{user}/entities").json()["entities"]
+            if [e["type"] for e in listed] == ["campaign"]:
+                break
+            time.sleep(0.5)
+    assert [e["type"] for e in listed] == ["campaign"]
+    kinds = host.d1(
+        f"SELECT change_kind FROM entity_versions WHERE user_id = '{user}'"
+        " AND entity_type = 'metric' ORDER BY version"
+    )
+    assert [k["change_kind"] for k in kinds][-1] == "expired"

@@ -341,3 +341,50 @@ async def test_a_request_that_fails_inside_the_app_leaves_no_half_change_behind(
     assert (await put(client, "zed", "s2", campaign("Beta"))).status_code == 200
     index = await memkv.get_json("index:zed:entities")
     assert {e["name"]: e["importance"] for e in index["entries"]} == {"Alpha": 0.5, "Beta": 0.5}
+
+
+def _metric() -> dict[str, Any]:
+    return {
+        "type": "metric",
+        "name": "Alpha CPA",
+        "content": "CPA of Alpha is $42",
+        "importance": 0.5,
+        "metadata": {"kpi": "CPA", "value": 42, "unit": "USD", "campaign": "Alpha"},
+    }
+
+
+async def test_the_writer_checks_a_reported_expiry_against_kv_not_its_copy(
+    client: httpx.AsyncClient, memkv: InMemoryKV, clock: Clock, twin: WriterTwin
+) -> None:
+    """A document the writer read from KV is trusted for a while; whether it expired is KV's
+    to say (found in review: the writer kept answering 'not expired')."""
+    day = 24 * 60 * 60 * 1000
+    assert (await put(client, "ivo", "s1", _metric(), campaign("Alpha"))).status_code == 200
+    twin.writers.pop("ivo")  # a writer whose storage does not know the documents
+    clock.advance(30 * day - 30 * 60 * 1000)
+    assert (await put(client, "ivo", "s1", _metric(), campaign("Alpha"))).status_code == 200
+    clock.advance(31 * 60 * 1000)  # the metric has expired in KV, within the writer's trust
+    r = await client.post("/v1/users/ivo/context", json={"task": "Alpha CPA"})
+    assert [e["type"] for e in r.json()["entities"]] == ["campaign"]
+    index = await memkv.get_json("index:ivo:entities")
+    assert [e["name"] for e in index["entries"]] == ["Alpha"]
+
+
+async def test_a_context_request_does_not_wait_for_the_writer_to_drop_expiries(
+    twin: WriterTwin, counted: CountingKV, clock: Clock, db: Any, memkv: InMemoryKV
+) -> None:
+    deferred: list[Any] = []
+    worker = Bindings(
+        kv=counted, db=db, clock=clock, forward_write=twin.forward, defer=deferred.append
+    )
+    app = create_app(lambda env: replace(worker))
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as c:
+        assert (await put(c, "uma", "s1", _metric(), campaign("Alpha"))).status_code == 200
+        clock.advance(31 * 24 * 60 * 60 * 1000)
+        r = await c.post("/v1/users/uma/context", json={"task": "Alpha CPA"})
+        assert [e["type"] for e in r.json()["entities"]] == ["campaign"]
+        assert len(deferred) == 1  # answered; the report runs after the response
+        await deferred.pop()
+    index = await memkv.get_json("index:uma:entities")
+    assert [e["name"] for e in index["entries"]] == ["Alpha"]

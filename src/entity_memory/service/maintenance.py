@@ -8,12 +8,15 @@ visits only users the ledger saw writing recently, so its cost follows activity,
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
 from entity_memory.embeddings.embedder import build_embedder
 from entity_memory.service.settings import Bindings
 from entity_memory.storage.ledger import Ledger
 from entity_memory.storage.store import EntityStore, ReportExpired
+
+logger = logging.getLogger(__name__)
 
 HOUR_MS = 60 * 60 * 1000
 #: How far back a cron run looks for users with writes (a margin over the cron interval).
@@ -61,17 +64,32 @@ async def reindex_through_writers(ledger: Ledger, bindings: Bindings) -> dict[st
 
 def expired_to_writer(bindings: Bindings) -> ReportExpired:
     """Sends the expired entries a context request found to the user's writer, which owns
-    the index: dropped by the Worker, they would come back with the writer's next flush."""
+    the index: dropped by the Worker, they would come back with the writer's next flush.
+
+    Sent after the response where the runtime allows (the writer may be busy with a long
+    extraction, and then waits for its index flush); a report that fails is logged, and the
+    next context request that meets those entries reports them again.
+    """
     forward_write = bindings.forward_write
     assert forward_write is not None
 
-    async def report(user_id: str, refs: list[tuple[str, str]]) -> None:
+    async def send(user_id: str, refs: list[tuple[str, str]]) -> None:
         body = json.dumps({"entities": [{"type": t, "id": i} for t, i in refs]}).encode()
         url = f"{WRITER_ORIGIN}/v1/users/{user_id}/expired"
         headers = [("content-type", "application/json")]
-        status, _, answer = await forward_write(user_id, "POST", url, headers, body)
+        try:
+            status, _, answer = await forward_write(user_id, "POST", url, headers, body)
+        except Exception:
+            logger.exception("could not report expired entries of %s", user_id)
+            return
         if status != 200:
-            raise RuntimeError(f"the writer answered {status}: {answer[:200]!r}")
+            logger.error("the writer of %s answered %s: %r", user_id, status, answer[:200])
+
+    async def report(user_id: str, refs: list[tuple[str, str]]) -> None:
+        if bindings.defer is None:
+            await send(user_id, refs)
+        else:
+            bindings.defer(send(user_id, refs))
 
     return report
 

@@ -7,7 +7,7 @@ hands it a `Bindings`, so the core stays free of `js`/`workers` and is configure
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -179,6 +179,8 @@ HttpPost = Callable[
 ]
 #: The Workers rate-limit binding: key -> whether this call is within the key's budget.
 RateLimit = Callable[[str], Awaitable[bool]]
+#: Runs work after the response is sent, kept alive by the runtime (the Worker's waitUntil).
+Defer = Callable[[Coroutine[Any, Any, None]], None]
 
 
 #: Hand a write request to the user's single writer: (user id, method, URL, headers, body)
@@ -205,6 +207,8 @@ class Bindings:
     rate_limit: RateLimit | None = None
     #: Where write requests go (the user's Durable Object); None: written in this request.
     forward_write: ForwardWrite | None = None
+    #: Work a request hands over to run after its response; None: awaited in place.
+    defer: Defer | None = None
     #: Set inside the user's writer: this request is the only write of its user running, and
     #: its KV is the writer's (`service.user_writer`). Forwarded requests are trusted.
     writer_state: Any = None

@@ -471,10 +471,7 @@ class EntityStore:
         if expired and self.report_expired is None:
             await self._drop_expired(user_id, index, expired)
         elif expired and self.report_expired is not None:
-            try:
-                await self.report_expired(user_id, sorted((e.type, e.id) for e in expired))
-            except Exception:  # the answer stands; the next request reports them again
-                logger.exception("could not report expired entries of %s", user_id)
+            await self.report_expired(user_id, sorted((e.type, e.id) for e in expired))
         return Retrieval(entities, scores, reason)
 
     async def drop_expired(self, user_id: str, refs: Sequence[tuple[str, str]]) -> int:
@@ -482,7 +479,12 @@ class EntityStore:
         has run out (what a context request reported); the number dropped. Each is checked
         again here, so a stale or repeated report changes nothing."""
         keys = {ref: entity_key(user_id, *ref) for ref in dict.fromkeys(refs)}
-        found = await self._get_many(list(keys.values()))
+        # Asked of KV itself: inside the writer, a document it once read from KV is trusted
+        # for a while, and may have expired in KV since.
+        read_many = getattr(self.kv, "read_replica_many", self.kv.get_json_many)
+        found: dict[str, Any] = {}
+        for chunk in _chunks(list(keys.values()), MAX_BULK_GET_KEYS):
+            found.update(await read_many(chunk))
         index = await self.read_index(user_id)
         missing = {ref for ref, key in keys.items() if found.get(key) is None}
         expired = self._expired(index, missing)
