@@ -37,7 +37,13 @@ class SqlStorageTable(PartedTable):
         # still reach storage together, as the object's writes are coalesced until it awaits.
         if self._transaction_sync is None:
             return work()
-        return self._transaction_sync(work)
+        try:
+            from pyodide.ffi import create_once_callable
+        except ImportError:  # CPython (tests): the platform's twin takes the callable as it is
+            return self._transaction_sync(work)
+        # A plain callable would cross as a proxy that lives until JS collects it, holding
+        # the value being written (megabytes for a large index); this one goes after its call.
+        return self._transaction_sync(create_once_callable(work))
 
 
 def open_table(ctx: Any) -> LocalTable:

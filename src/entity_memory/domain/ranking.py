@@ -174,6 +174,8 @@ def _best(
     """The k indices first by `key` (whose first element is -total), without building a key
     for every index: a C-level heap on the totals finds the k-th best total, and only the
     entries reaching it (ties included) are ordered by the full key."""
+    if k <= 0:
+        return []
     if len(indices) <= k:
         return sorted(indices, key=key)
     kth = heapq.nlargest(k, (totals[i] for i in indices))[-1]
