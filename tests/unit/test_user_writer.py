@@ -294,20 +294,23 @@ async def test_an_index_read_from_kv_is_kept_no_longer_than_kv_reads_are_trusted
     assert sorted(e.name for e in index.entries) == ["Campaign A", "Campaign B"]
 
 
-async def test_an_expiry_a_reader_finds_is_dropped_once_by_the_writer(
-    client: httpx.AsyncClient, memkv: InMemoryKV, clock: Clock, db: Any
-) -> None:
-    """Context requests run in the Worker; the index they find stale is the writer's to fix,
-    or its next flush would bring the expired entry back (and each reader would record the
-    expiry again)."""
-    metric = {
+def _metric() -> dict[str, Any]:
+    return {
         "type": "metric",
         "name": "Alpha CPA",
         "content": "CPA of Alpha is $42",
         "importance": 0.5,
         "metadata": {"kpi": "CPA", "value": 42, "unit": "USD", "campaign": "Alpha"},
     }
-    assert (await put(client, "eve", "s1", metric, campaign("Alpha"))).status_code == 200
+
+
+async def test_an_expiry_a_reader_finds_is_dropped_once_by_the_writer(
+    client: httpx.AsyncClient, memkv: InMemoryKV, clock: Clock, db: Any
+) -> None:
+    """Context requests run in the Worker; the index they find stale is the writer's to fix,
+    or its next flush would bring the expired entry back (and each reader would record the
+    expiry again)."""
+    assert (await put(client, "eve", "s1", _metric(), campaign("Alpha"))).status_code == 200
     clock.advance(31 * 24 * 60 * 60 * 1000)  # metrics live 30 days, campaigns 180
     for _ in range(2):
         r = await client.post("/v1/users/eve/context", json={"task": "Alpha CPA"})
@@ -341,16 +344,6 @@ async def test_a_request_that_fails_inside_the_app_leaves_no_half_change_behind(
     assert (await put(client, "zed", "s2", campaign("Beta"))).status_code == 200
     index = await memkv.get_json("index:zed:entities")
     assert {e["name"]: e["importance"] for e in index["entries"]} == {"Alpha": 0.5, "Beta": 0.5}
-
-
-def _metric() -> dict[str, Any]:
-    return {
-        "type": "metric",
-        "name": "Alpha CPA",
-        "content": "CPA of Alpha is $42",
-        "importance": 0.5,
-        "metadata": {"kpi": "CPA", "value": 42, "unit": "USD", "campaign": "Alpha"},
-    }
 
 
 async def test_the_writer_checks_a_reported_expiry_against_kv_not_its_copy(
