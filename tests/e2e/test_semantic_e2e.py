@@ -8,18 +8,11 @@ import json
 import httpx
 import pytest
 
+from tests.semantic_data import CAMPAIGNS
+
 from .hostproc import Host
 
 pytestmark = pytest.mark.e2e
-
-CAMPAIGNS = [
-    ("Brand - Exact", "search ads on the company's own trademark terms"),
-    ("DACH", "prospecting in German-speaking Europe"),
-    ("Shopping feed", "product listing ads from the catalogue"),
-    ("Competitor conquest", "bidding on rival companies' names"),
-    ("Retargeting", "showing ads again to past site visitors"),
-    ("ブランド検索", "自社ブランド名の検索広告キャンペーン"),
-]
 
 
 def _store(c: httpx.Client, user: str) -> None:

@@ -16,6 +16,7 @@ from entity_memory.embeddings.embedder import Embedder, build_embedder
 from entity_memory.embeddings.vectors import QueryPlanes, pack_signs, rescale, unpack_signs
 from entity_memory.storage.kv import InMemoryKV
 from entity_memory.storage.store import EntityStore
+from tests.semantic_data import CAMPAIGNS
 
 from .conftest import Clock
 
@@ -37,16 +38,6 @@ def item(kind: str, name: str, content: str) -> Any:
     if kind == "preference":
         doc["metadata"] = {"category": "budget", "value": content}
     return entity_input_adapter.validate_python(doc)
-
-
-CAMPAIGNS = [
-    ("Brand - Exact", "search ads on the company's own trademark terms"),
-    ("DACH", "prospecting in German-speaking Europe"),
-    ("Shopping feed", "product listing ads from the catalogue"),
-    ("Competitor conquest", "bidding on rival companies' names"),
-    ("Retargeting", "showing ads again to past site visitors"),
-    ("ブランド検索", "自社ブランド名の検索広告キャンペーン"),
-]
 
 
 def e5_store(clock: Clock, run: Any = e5_run) -> EntityStore:
