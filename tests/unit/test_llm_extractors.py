@@ -29,6 +29,7 @@ from entity_memory.extraction.llm.chunking import estimate_tokens, plan_chunks
 from entity_memory.extraction.llm.openai_compat import OpenAICompatExtractor
 from entity_memory.extraction.llm.parsing import OutputError, parse_output, split_items
 from entity_memory.extraction.llm.prompt import system_prompt, user_payload
+from entity_memory.extraction.llm.ask import FREQUENCY_PENALTY, REPEAT_PENALTY
 from entity_memory.extraction.llm.schema import entities_json_schema
 from entity_memory.extraction.llm.workers_ai import DEFAULT_MODEL, WorkersAIExtractor
 from entity_memory.service.settings import DEFAULT_LLM_MAX_TOKENS
@@ -353,11 +354,13 @@ async def test_openai_request_shape_and_well_formed_reply(server: ReplayServer):
     assert request.path == "/v1/chat/completions"
     assert request.headers["authorization"] == "Bearer sk-test"
     assert request.headers["content-type"] == "application/json"
-    # No temperature unless configured; max_tokens always set.
+    # No temperature unless configured; max_tokens and repetition controls always set.
     assert request.json == {
         "model": "qwen2.5-7b-instruct",
         "messages": expected_messages(),
         "max_tokens": DEFAULT_LLM_MAX_TOKENS,
+        "frequency_penalty": FREQUENCY_PENALTY,
+        "repeat_penalty": REPEAT_PENALTY,
         "response_format": schema_format(),
     }
     assert result.extractor == "openai"
@@ -719,6 +722,8 @@ def ai_inputs(
     inputs["max_tokens"] = REASONING_MAX_TOKENS if spec.reasoning else DEFAULT_LLM_MAX_TOKENS
     if not spec.reasoning:
         inputs["temperature"] = 0
+        inputs["frequency_penalty"] = FREQUENCY_PENALTY
+        inputs["repetition_penalty"] = REPEAT_PENALTY
     return inputs
 
 
@@ -754,11 +759,13 @@ async def test_workers_ai_reply_shapes(result):
 
 def test_workers_ai_schema_form_per_model():
     """Newer models take {name, schema, strict}; the older Llama ones the bare schema."""
-    glm = workers(FakeAi())._inputs([])
+    glm_extractor = workers(FakeAi())
+    glm = glm_extractor._inputs(glm_extractor.full_ask([]))
     assert glm["response_format"] == schema_format()
     assert "temperature" not in glm  # a reasoning model
     assert glm["max_tokens"] == REASONING_MAX_TOKENS
-    llama = workers(FakeAi(), model=LLAMA)._inputs([])
+    llama_extractor = workers(FakeAi(), model=LLAMA)
+    llama = llama_extractor._inputs(llama_extractor.full_ask([]))
     assert llama["response_format"] == {
         "type": "json_schema",
         "json_schema": entities_json_schema(),

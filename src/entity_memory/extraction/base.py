@@ -73,6 +73,8 @@ class ExtractionResult:
     failures: list[ChunkFailure] = field(default_factory=list)
     #: Model calls made (retries and splits included).
     calls: int = 0
+    #: Replies cut off at their output budget (their complete items kept).
+    truncated: int = 0
 
 
 class ExtractionError(Exception):

@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from entity_memory.domain.ranking import score_entries
@@ -31,6 +30,11 @@ from entity_memory.extraction.base import (
     Message,
     Usage,
 )
+from entity_memory.extraction.llm.ask import (
+    Ask,
+    ChatMessages,
+    Reply,
+)
 from entity_memory.extraction.llm.catalog import ModelSpec
 from entity_memory.extraction.llm.chunking import (
     Chunk,
@@ -41,8 +45,14 @@ from entity_memory.extraction.llm.chunking import (
 )
 from entity_memory.extraction.llm.parsing import OutputError, parse_output, split_items
 from entity_memory.extraction.llm.prompt import known_entity_json, system_prompt, user_payload
+from entity_memory.extraction.llm.schema import SCHEMA_NAME, entities_json_schema
+from entity_memory.extraction.llm.typed import DESIGNS, Design, TypedPasses
+from entity_memory.extraction.rules.extractor import extract_candidates
 
-ChatMessages = list[dict[str, str]]
+#: The design the extractors use unless told otherwise (chosen on the dev set: see
+#: bench/bench_extraction.py and the README's extractor table).
+DEFAULT_DESIGN: Design = "single"
+
 Sleep = Callable[[float], Awaitable[None]]
 
 #: How much of a bad reply is echoed back in the correction (enough to show the mistake).
@@ -81,15 +91,6 @@ class OutputTruncated(ExtractionError):
 
 class PromptTooLong(ExtractionError):
     """The server refused the prompt as longer than the model's window."""
-
-
-@dataclass
-class Reply:
-    #: The model's output: text, or JSON a JSON-mode server already parsed.
-    raw: Any
-    usage: Usage | None = None
-    #: finish_reason "length" (or the backend's equivalent).
-    truncated: bool = False
 
 
 def retry_after_seconds(value: Any) -> float | None:
@@ -155,15 +156,27 @@ class ChatExtractor:
     name = "llm"
 
     def __init__(
-        self, spec: ModelSpec, max_tokens: int, attempts: int, sleep: Sleep | None = None
+        self,
+        spec: ModelSpec,
+        max_tokens: int,
+        attempts: int,
+        sleep: Sleep | None = None,
+        design: Design = DEFAULT_DESIGN,
     ) -> None:
         self.spec = spec
         self.max_tokens = max_tokens
         self.attempts = max(1, attempts)
         self.sleep: Sleep = sleep or asyncio.sleep
+        if design not in DESIGNS:
+            raise ValueError(f"unknown extraction design {design!r}; one of {DESIGNS}")
+        self.design: Design = design
 
-    async def _call(self, chat: ChatMessages) -> Reply:
+    async def _call(self, ask: Ask) -> Reply:
         raise NotImplementedError
+
+    def full_ask(self, chat: ChatMessages) -> Ask:
+        """The single-call design's request: everything at once, the full schema."""
+        return Ask(chat, entities_json_schema(), SCHEMA_NAME, self.max_tokens)
 
     # --- budgets ---------------------------------------------------------------------------
 
@@ -179,12 +192,12 @@ class ChatExtractor:
 
     # --- one request -------------------------------------------------------------------------
 
-    async def _call_with_backoff(self, chat: ChatMessages, result: ExtractionResult) -> Reply:
+    async def call_with_backoff(self, ask: Ask, result: ExtractionResult) -> Reply:
         delay = BACKOFF_BASE_S
         for attempt in range(1, self.attempts + 1):
             result.calls += 1
             try:
-                return await self._call(chat)
+                return await self._call(ask)
             except RetryableError as exc:
                 if attempt == self.attempts:
                     raise ExtractionError(
@@ -198,7 +211,7 @@ class ChatExtractor:
     async def _ask(self, chat: ChatMessages, result: ExtractionResult) -> list[Any]:
         """The items of one chunk's reply; a correction is asked once for unusable JSON."""
         for attempt in (1, 2):
-            reply = await self._call_with_backoff(chat, result)
+            reply = await self.call_with_backoff(self.full_ask(chat), result)
             if reply.usage is not None and result.usage is not None:
                 result.usage.add(reply.usage)
             if reply.truncated:
@@ -231,6 +244,39 @@ class ChatExtractor:
             {"role": "system", "content": system_prompt()},
             {"role": "user", "content": user_payload(chunk.messages, now_ms, relevant, context)},
         ]
+
+    async def _typed_chunk(
+        self,
+        chunk: Chunk,
+        before: Sequence[Message],
+        known: Sequence[KnownEntity],
+        now_ms: int,
+        result: ExtractionResult,
+    ) -> None:
+        """A typed design's passes over one chunk; only a prompt too long splits it."""
+        _, previous_budget, known_budget = self.budgets()
+        context = recent_context(before, previous_budget, PREVIOUS_MESSAGE_TOKENS)
+        relevant = rank_known(known, chunk.text, now_ms, known_budget)
+        rules: list[dict[str, Any]] = []
+        if self.design in ("confirm", "union"):
+            rules = extract_candidates(list(chunk.messages), list(known))
+        passes = TypedPasses(self.design)
+        try:
+            found = await passes.run(self, chunk, context, relevant, now_ms, rules, result)
+        except PromptTooLong as exc:
+            parts = halve(chunk)
+            if len(parts) < 2:
+                result.failures.append(ChunkFailure(chunk.start, chunk.end, str(exc)))
+                return
+            done: list[Message] = []
+            for part in parts:
+                await self._typed_chunk(part, [*before, *done], known, now_ms, result)
+                done += part.messages
+            return
+        except ExtractionError as exc:
+            result.failures.append(ChunkFailure(chunk.start, chunk.end, str(exc)))
+            return
+        result.candidates += found
 
     async def _extract_chunk(
         self,
@@ -275,5 +321,8 @@ class ChatExtractor:
         chunk_budget, _, _ = self.budgets()
         for chunk in plan_chunks(messages, chunk_budget):
             before = [*previous, *messages[: chunk.start]]
-            await self._extract_chunk(chunk, before, known, now_ms, result)
+            if self.design == "single":
+                await self._extract_chunk(chunk, before, known, now_ms, result)
+            else:
+                await self._typed_chunk(chunk, before, known, now_ms, result)
         return result

@@ -25,18 +25,23 @@ from typing import Any
 
 from entity_memory.domain import safe_json
 from entity_memory.extraction.base import ExtractionError
+from entity_memory.extraction.llm.ask import (
+    FREQUENCY_PENALTY,
+    REPEAT_PENALTY,
+    Ask,
+    Reply,
+)
 from entity_memory.extraction.llm.catalog import openai_spec
 from entity_memory.extraction.llm.chat import (
+    DEFAULT_DESIGN,
     ChatExtractor,
-    ChatMessages,
     PromptTooLong,
-    Reply,
     RetryableError,
     Sleep,
     retry_after_seconds,
 )
 from entity_memory.extraction.llm.parsing import usage_from
-from entity_memory.extraction.llm.schema import SCHEMA_NAME, entities_json_schema
+from entity_memory.extraction.llm.typed import Design
 from entity_memory.service.settings import (
     DEFAULT_LLM_ATTEMPTS,
     DEFAULT_LLM_MAX_TOKENS,
@@ -51,6 +56,7 @@ _TOO_LONG = re.compile(
     r"|exceeds? .*(tokens|context)",
     re.IGNORECASE,
 )
+_PENALTY_REJECTED = re.compile(r"repeat_penalty", re.IGNORECASE)
 _RETRY_STATUSES = {408, 409, 425, 429}
 _ERROR_SNIPPET = 300
 #: response_format modes, most to least constrained.
@@ -84,10 +90,11 @@ class OpenAICompatExtractor(ChatExtractor):
         context_tokens: int | None = None,
         attempts: int = DEFAULT_LLM_ATTEMPTS,
         sleep: Sleep | None = None,
+        design: Design = DEFAULT_DESIGN,
     ) -> None:
         if not base_url:
             raise ValueError("base_url is required, e.g. http://127.0.0.1:8080/v1")
-        super().__init__(openai_spec(model, context_tokens), max_tokens, attempts, sleep)
+        super().__init__(openai_spec(model, context_tokens), max_tokens, attempts, sleep, design)
         self._http_post = http_post
         self.base_url = base_url.rstrip("/")
         self.url = self.base_url + "/chat/completions"
@@ -97,6 +104,8 @@ class OpenAICompatExtractor(ChatExtractor):
         self.temperature = temperature
         #: "json_schema" until the server rejects it, then "json_object", then "none".
         self.response_format = "json_schema"
+        #: llama.cpp's `repeat_penalty`, until a server rejects the unknown parameter.
+        self.repeat_penalty = True
 
     def _headers(self) -> dict[str, str]:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
@@ -104,29 +113,29 @@ class OpenAICompatExtractor(ChatExtractor):
             headers["Authorization"] = f"Bearer {self.api_key}"
         return headers
 
-    def _body(self, chat: ChatMessages) -> dict[str, Any]:
+    def _body(self, ask: Ask) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": self.model,
-            "messages": chat,
-            "max_tokens": self.max_tokens,
+            "messages": ask.messages,
+            "max_tokens": ask.max_tokens,
         }
         if self.temperature is not None and not self.spec.reasoning:
             body["temperature"] = self.temperature
+        if not self.spec.reasoning:
+            body["frequency_penalty"] = FREQUENCY_PENALTY
+            if self.repeat_penalty:
+                body["repeat_penalty"] = REPEAT_PENALTY
         if self.response_format == "json_schema":
             body["response_format"] = {
                 "type": "json_schema",
-                "json_schema": {
-                    "name": SCHEMA_NAME,
-                    "schema": entities_json_schema(),
-                    "strict": False,
-                },
+                "json_schema": {"name": ask.schema_name, "schema": ask.schema, "strict": False},
             }
         elif self.response_format == "json_object":
             body["response_format"] = {"type": "json_object"}
         return body
 
-    async def _post(self, chat: ChatMessages) -> tuple[int, str, Mapping[str, str]]:
-        data = json.dumps(self._body(chat), ensure_ascii=False).encode("utf-8")
+    async def _post(self, ask: Ask) -> tuple[int, str, Mapping[str, str]]:
+        data = json.dumps(self._body(ask), ensure_ascii=False).encode("utf-8")
         try:
             answer = await asyncio.wait_for(
                 self._http_post(self.url, self._headers(), data, self.timeout_s),
@@ -145,8 +154,11 @@ class OpenAICompatExtractor(ChatExtractor):
         status, text = answer  # type: ignore[misc]
         return status, text, {}
 
-    async def _call(self, chat: ChatMessages) -> Reply:
-        status, text, headers = await self._post(chat)
+    async def _call(self, ask: Ask) -> Reply:
+        status, text, headers = await self._post(ask)
+        if status in (400, 422) and self.repeat_penalty and _PENALTY_REJECTED.search(text):
+            self.repeat_penalty = False
+            status, text, headers = await self._post(ask)
         while (
             status in (400, 422)
             and self.response_format != "none"
@@ -154,7 +166,7 @@ class OpenAICompatExtractor(ChatExtractor):
             and not _TOO_LONG.search(text)
         ):
             self.response_format = _FORMATS[_FORMATS.index(self.response_format) + 1]
-            status, text, headers = await self._post(chat)
+            status, text, headers = await self._post(ask)
         if status in _RETRY_STATUSES or status >= 500:
             kind = "rate limited" if status == 429 else "server error" if status >= 500 else "busy"
             raise RetryableError(

@@ -96,3 +96,8 @@ def entities_json_schema() -> dict[str, Any]:
     """JSON schema of `{"entities": [...]}` from the pydantic input models, self-contained
     (no `$defs`/`$ref`, no `discriminator`/`const`), for `response_format`."""
     return copy.deepcopy(_entities_schema())
+
+
+def inline_schema(raw: dict[str, Any]) -> dict[str, Any]:
+    """A pydantic model's JSON schema made self-contained, as `response_format` needs it."""
+    return _inline(raw, raw.get("$defs", {}))

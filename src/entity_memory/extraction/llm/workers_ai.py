@@ -24,17 +24,22 @@ import re
 from typing import Any
 
 from entity_memory.extraction.base import ExtractionError
+from entity_memory.extraction.llm.ask import (
+    FREQUENCY_PENALTY,
+    REPEAT_PENALTY,
+    Ask,
+    Reply,
+)
 from entity_memory.extraction.llm.catalog import REASONING_MAX_TOKENS, workers_ai_spec
 from entity_memory.extraction.llm.chat import (
+    DEFAULT_DESIGN,
     ChatExtractor,
-    ChatMessages,
     PromptTooLong,
-    Reply,
     RetryableError,
     Sleep,
 )
 from entity_memory.extraction.llm.parsing import usage_from
-from entity_memory.extraction.llm.schema import SCHEMA_NAME, entities_json_schema
+from entity_memory.extraction.llm.typed import Design
 from entity_memory.service.settings import (
     DEFAULT_AI_MODEL,
     DEFAULT_AI_TIMEOUT_S,
@@ -87,39 +92,41 @@ class WorkersAIExtractor(ChatExtractor):
         max_tokens: int | None = None,
         attempts: int = DEFAULT_LLM_ATTEMPTS,
         sleep: Sleep | None = None,
+        design: Design = DEFAULT_DESIGN,
     ) -> None:
         spec = workers_ai_spec(model)
         if max_tokens is None:
             max_tokens = REASONING_MAX_TOKENS if spec.reasoning else DEFAULT_LLM_MAX_TOKENS
-        super().__init__(spec, max_tokens, attempts, sleep)
+        super().__init__(spec, max_tokens, attempts, sleep, design)
         self._ai_run = ai_run
         self.model = model
         self.timeout_s = timeout_s
         #: Cleared when the model refuses JSON mode, so later calls go without it.
         self.json_mode = True
 
-    def _response_format(self) -> dict[str, Any]:
-        schema = entities_json_schema()
+    def _response_format(self, ask: Ask) -> dict[str, Any]:
         if self.spec.schema_style == "bare":
-            return {"type": "json_schema", "json_schema": schema}
+            return {"type": "json_schema", "json_schema": ask.schema}
         return {
             "type": "json_schema",
-            "json_schema": {"name": SCHEMA_NAME, "schema": schema, "strict": False},
+            "json_schema": {"name": ask.schema_name, "schema": ask.schema, "strict": False},
         }
 
-    def _inputs(self, chat: ChatMessages) -> dict[str, Any]:
-        inputs: dict[str, Any] = {"messages": chat}
+    def _inputs(self, ask: Ask) -> dict[str, Any]:
+        inputs: dict[str, Any] = {"messages": ask.messages}
         if self.json_mode:
-            inputs["response_format"] = self._response_format()
-        inputs["max_tokens"] = self.max_tokens
+            inputs["response_format"] = self._response_format(ask)
+        inputs["max_tokens"] = ask.max_tokens
         if not self.spec.reasoning:
             inputs["temperature"] = 0
+            inputs["frequency_penalty"] = FREQUENCY_PENALTY
+            inputs["repetition_penalty"] = REPEAT_PENALTY
         return inputs
 
-    async def _run(self, chat: ChatMessages) -> Any:
+    async def _run(self, ask: Ask) -> Any:
         try:
             return await asyncio.wait_for(
-                self._ai_run(self.model, self._inputs(chat)), self.timeout_s
+                self._ai_run(self.model, self._inputs(ask)), self.timeout_s
             )
         except TimeoutError:
             raise RetryableError(
@@ -131,17 +138,17 @@ class WorkersAIExtractor(ChatExtractor):
             message = f"workers_ai: {self.model} failed: {exc}"
             if self.json_mode and _NO_JSON_MODE.search(str(exc)):
                 self.json_mode = False
-                return await self._run(chat)
+                return await self._run(ask)
             if _TOO_LONG.search(str(exc)):
                 raise PromptTooLong(message) from exc
             if _TRANSIENT.search(str(exc)):
                 raise RetryableError(message) from exc
             raise ExtractionError(message) from exc
 
-    async def _call(self, chat: ChatMessages) -> Reply:
-        result = await self._run(chat)
+    async def _call(self, ask: Ask) -> Reply:
+        result = await self._run(ask)
         usage = usage_from(result.get("usage")) if isinstance(result, dict) else None
         raw, truncated = _output(result)
-        if usage is not None and usage.output_tokens >= self.max_tokens:
+        if usage is not None and usage.output_tokens >= ask.max_tokens:
             truncated = True
         return Reply(raw, usage, truncated)
