@@ -38,12 +38,15 @@ from entity_memory.storage.store import EntityStore
 
 from .conftest import T0, Clock
 
+#: What the user says about Alpha: every stored candidate must be grounded in the conversation.
+ALPHA_SAYS = "Campaign Alpha runs on Manual CPC at $60/day"
 ALPHA = {
     "type": "campaign",
     "name": "Campaign Alpha",
     "content": "Alpha runs on Manual CPC at $60/day",
     "importance": 0.7,
     "metadata": {"strategy": "Manual CPC", "budget": 60},
+    "source": ALPHA_SAYS,
 }
 
 
@@ -156,12 +159,13 @@ async def test_session_stores_resolves_and_reports(pipeline_parts, clock: Clock)
                     "name": "alpha",
                     "content": "Alpha moved to target CPA $45",
                     "metadata": {"strategy": "target CPA $45"},
+                    "source": "switch alpha to tCPA",
                 }
             ],
         ],
     )
     run = SessionExtraction(store, ledger, bindings, factory_for(rules=rules))
-    first = await go(run, "u1", "s1", msgs("how is Campaign Alpha?"), None)
+    first = await go(run, "u1", "s1", msgs(ALPHA_SAYS), None)
     assert first["processed"] is True and first["extractor"] == "rules"
     assert [(r["id"], r["status"]) for r in first["results"]] == [("campaign-alpha", "created")]
     assert first["rejected"][0]["reason"] == "unknown type 'keyword'"
@@ -188,7 +192,7 @@ async def test_resending_a_session_writes_nothing(
     store, ledger, bindings = pipeline_parts
     rules = Scripted("rules", [[ALPHA], [ALPHA]])
     run = SessionExtraction(store, ledger, bindings, factory_for(rules=rules))
-    conversation = msgs("Campaign Alpha is on Manual CPC", "noted")
+    conversation = msgs(ALPHA_SAYS, "noted")
     await go(run, "u1", "s1", conversation, None)
     kv.ops.clear()
     db.calls = db.statements = 0
@@ -204,7 +208,7 @@ async def test_a_grown_session_processes_only_new_messages(pipeline_parts) -> No
     store, ledger, bindings = pipeline_parts
     rules = Scripted("rules", [[ALPHA], []])
     run = SessionExtraction(store, ledger, bindings, factory_for(rules=rules))
-    conversation = msgs("Campaign Alpha is on Manual CPC", "noted")
+    conversation = msgs(ALPHA_SAYS, "noted")
     await go(run, "u1", "s1", conversation, None)
     grown = [*conversation, Message(role="user", content="also pause Bravo")]
     result = await go(run, "u1", "s1", grown, None)
@@ -224,7 +228,7 @@ async def test_llm_failure_is_degraded_and_pending_not_rules(pipeline_parts) -> 
     llm = Scripted("workers-ai", [], fail=True)
     rules = Scripted("rules", [[ALPHA]])
     run = SessionExtraction(store, ledger, bindings, factory_for(workers_ai=llm, rules=rules))
-    result = await go(run, "u1", "s1", msgs("Campaign Alpha"), None)
+    result = await go(run, "u1", "s1", msgs(ALPHA_SAYS), None)
     assert result["extractor"] == "workers-ai"
     assert result["degraded"] is True and result["pending"] is True
     assert "backend down" in result["degradedReason"]
@@ -241,7 +245,7 @@ async def test_the_rules_run_when_asked_even_with_an_llm_configured(pipeline_par
     rules = Scripted("rules", [[ALPHA]])
     factory = factory_for(workers_ai=llm, rules=rules)
     run = SessionExtraction(store, ledger, llm_bindings(pipeline_parts), factory)
-    result = await go(run, "u1", "s1", msgs("Campaign Alpha"), "rules")
+    result = await go(run, "u1", "s1", msgs(ALPHA_SAYS), "rules")
     assert result["extractor"] == "rules" and result["degraded"] is False
     assert result["entities"][0]["extractor"] == "rules"
     assert llm.calls == []
@@ -252,7 +256,7 @@ async def test_no_llm_configured_means_rules(pipeline_parts) -> None:
     bindings = Bindings(kv=bindings.kv, clock=bindings.clock, db=bindings.db)
     rules = Scripted("rules", [[ALPHA]])
     run = SessionExtraction(store, ledger, bindings, factory_for(rules=rules))
-    result = await go(run, "u1", "s1", msgs("Campaign Alpha"), None)
+    result = await go(run, "u1", "s1", msgs(ALPHA_SAYS), None)
     assert (result["extractor"], result["degraded"], result["processed"]) == ("rules", False, True)
 
 
@@ -276,7 +280,7 @@ async def test_one_failed_chunk_keeps_the_others_and_the_session_is_retried_late
     )
     llm = Scripted("workers-ai", [partial, [metric]])
     run = SessionExtraction(store, ledger, bindings, factory_for(workers_ai=llm))
-    talk = msgs("Campaign Alpha runs at $60", "ok", "CPA is $36, we want it under $30", "noted")
+    talk = msgs(ALPHA_SAYS, "ok", "CPA is $36, we want it under $30", "noted")
     first = await go(run, "u1", "s1", talk, None)
     assert [e["name"] for e in first["entities"]] == ["Campaign Alpha"]  # kept
     assert first["pending"] is True and first["degraded"] is True
@@ -313,7 +317,7 @@ async def test_a_pending_session_is_not_due_before_its_backoff(
     bindings = llm_bindings(pipeline_parts)
     llm = Scripted("workers-ai", [], fail=True)
     run = SessionExtraction(store, ledger, bindings, factory_for(workers_ai=llm))
-    await go(run, "u1", "s1", msgs("Campaign Alpha"), None)
+    await go(run, "u1", "s1", msgs(ALPHA_SAYS), None)
     assert (await retry_pending_sessions(store, ledger, bindings))["due"] == 0
     clock.advance(10 * 60 * 1000)
     outcome = await retry_pending_sessions(store, ledger, bindings, factory_for(workers_ai=llm))
@@ -339,9 +343,9 @@ async def test_provenance_accumulates_and_content_is_replaced(pipeline_parts, cl
         ],
     )
     run = SessionExtraction(store, ledger, bindings, factory_for(rules=rules))
-    await go(run, "u1", "s1", msgs("a"), None)
+    await go(run, "u1", "s1", msgs("Alpha runs on Manual CPC at $60/day"), None)
     clock.advance(1000)
-    second = await go(run, "u1", "s2", msgs("b"), None)
+    second = await go(run, "u1", "s2", msgs("I moved Alpha to target CPA $45"), None)
     entity = second["entities"][0]
     assert entity["content"] == "Alpha now on target CPA $45 at $60/day"
     assert [(p["excerpt"], p["sessionId"], p["extractor"]) for p in entity["provenance"]] == [
@@ -364,8 +368,8 @@ async def test_repeated_facts_lose_importance(pipeline_parts) -> None:
         ],
     )
     run = SessionExtraction(store, ledger, bindings, factory_for(rules=rules))
-    await go(run, "u1", "s1", msgs("a"), None)
-    second = await go(run, "u1", "s2", msgs("b"), None)
+    await go(run, "u1", "s1", msgs(ALPHA_SAYS), None)
+    second = await go(run, "u1", "s2", msgs(ALPHA_SAYS), None)
     # Nothing new: 0.8 - 0.15 = 0.65, then averaged with the stored 0.8.
     assert second["entities"][0]["importance"] == pytest.approx((0.65 + 0.8) / 2)
 
@@ -427,7 +431,7 @@ async def test_clock_override_only_when_allowed(
         async with api_client(kv, db, clock, rules, allow_clock_override=allowed) as c:
             r = await c.post(
                 f"/v1/users/u{int(allowed)}/sessions/s1/extract",
-                json={"transcript": "user: x"},
+                json={"transcript": f"user: {ALPHA_SAYS} (C {allowed})"},
                 headers={"X-Entity-Memory-Now": when},
             )
             assert r.json()["entities"][0]["createdAt"] == stamp
@@ -571,7 +575,7 @@ async def test_a_resend_retries_the_pending_messages_and_processes_new_ones(
     )
     llm = Scripted("workers-ai", [first, [ALPHA], []])
     run = SessionExtraction(store, ledger, bindings, factory_for(workers_ai=llm))
-    talk = msgs("Campaign Alpha runs at $60")
+    talk = msgs(ALPHA_SAYS)
     assert (await go(run, "u1", "s1", talk, None))["pending"] is True
     grown = [*talk, Message(role="assistant", content="noted")]
     again = await go(run, "u1", "s1", grown, None)
@@ -589,6 +593,6 @@ async def test_without_a_ledger_a_failure_is_degraded_but_cannot_be_pending(
     store, _, _ = pipeline_parts
     llm = Scripted("workers-ai", [], fail=True)
     run = SessionExtraction(store, None, llm_bindings(pipeline_parts), factory_for(workers_ai=llm))
-    result = await go(run, "u1", "s1", msgs("Campaign Alpha"), None)
+    result = await go(run, "u1", "s1", msgs(ALPHA_SAYS), None)
     assert (result["degraded"], result["pending"], result["processed"]) == (True, False, False)
     assert "send the session again" in result["degradedReason"]

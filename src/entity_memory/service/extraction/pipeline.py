@@ -1,0 +1,155 @@
+"""The extraction stages in order (see __init__.py): plan, extract, check, resolve, ledger,
+upsert.
+
+An LLM failure is never hidden behind the rules: the ranges that succeeded are stored, the
+messages that failed are recorded as pending in the ledger, and the response says
+`degraded: true` with `degradedReason`. Pending messages are retried by the scheduled handler
+(retry_pending.py) and by the next send of the same session.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from entity_memory.extraction.base import Message, Usage
+from entity_memory.extraction.registry import LLM_EXTRACTORS, ExtractorFactory
+from entity_memory.extraction.registry import build_extractor as default_factory
+from entity_memory.service.extraction import check as check_stage
+from entity_memory.service.extraction import extract as extract_stage
+from entity_memory.service.extraction import plan as plan_stage
+from entity_memory.service.extraction.ledger import ledger_rows
+from entity_memory.service.extraction.models import Extracted, LedgerRows, SessionRequest
+from entity_memory.service.extraction.ports import SessionLedger, SessionStore
+from entity_memory.service.extraction.resolve import resolve
+from entity_memory.service.extraction.upsert import upsert
+from entity_memory.service.settings import Bindings
+
+
+class ExtractionOutcome(BaseModel):
+    """What one extraction did; `to_json_dict` is the response body."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    processed: bool
+    extractor: str | None
+    entities: list[dict[str, Any]] = Field(default_factory=list)
+    results: list[dict[str, Any]] = Field(default_factory=list)
+    rejected: list[dict[str, Any]] = Field(default_factory=list)
+    counts: dict[str, int] | None = None
+    usage: Usage | None = None
+    reason: str | None = None
+    #: Messages an LLM still owes (recorded pending in the ledger).
+    pending: bool = False
+    degraded_reason: str | None = None
+
+    def to_json_dict(self) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "processed": self.processed,
+            "extractor": self.extractor,
+            "entities": self.entities,
+            "results": self.results,
+            # The items whose stored facts changed (contradictions among them), for a quick look.
+            "changes": [r for r in self.results if r.get("changes")],
+            "rejected": self.rejected,
+            "degraded": self.degraded_reason is not None,
+            "pending": self.pending,
+        }
+        if self.reason:
+            body["reason"] = self.reason
+        if self.counts is not None:
+            body["counts"] = self.counts
+        if self.degraded_reason is not None:
+            body["degradedReason"] = self.degraded_reason
+        if self.usage is not None and (self.usage.input_tokens or self.usage.output_tokens):
+            body["usage"] = {
+                "input_tokens": self.usage.input_tokens,
+                "output_tokens": self.usage.output_tokens,
+            }
+        return body
+
+
+def degraded_reason(extracted: Extracted, rows: LedgerRows, has_ledger: bool) -> str | None:
+    if not rows.owed:
+        return None
+    later = (
+        "now pending a retry"
+        if has_ledger
+        else "no ledger to keep them pending: send the session again to retry"
+    )
+    return (
+        f"{extracted.extractor} failed on {rows.counts['pendingMessages']} message(s), {later}:"
+        f" {extracted.failures[0].reason}"
+    )
+
+
+@dataclass
+class SessionExtraction:
+    store: SessionStore
+    ledger: SessionLedger | None
+    bindings: Bindings
+    factory: ExtractorFactory = default_factory
+
+    async def run(
+        self,
+        user_id: str,
+        session_id: str,
+        messages: list[Message],
+        extractor: str | None,
+        session_now: int | None = None,
+    ) -> ExtractionOutcome:
+        """Extract what is new in the session (and what is pending of it)."""
+        request = SessionRequest(
+            user_id=user_id,
+            session_id=session_id,
+            messages=messages,
+            requested=extractor,
+            session_now=session_now,
+        )
+        return await self.run_request(request)
+
+    async def run_request(self, request: SessionRequest) -> ExtractionOutcome:
+        plan_stage.validate_request(request)
+        name = extract_stage.choose_extractor(request.requested, self.bindings)
+        cursor = await plan_stage.read_cursor(self.ledger, request)
+        plan = plan_stage.plan(request.messages, cursor, name, name in LLM_EXTRACTORS)
+        if plan.nothing_new:
+            reason = "session already processed"
+            if plan.prior is not None:
+                reason = "session already processed; part of it is pending an LLM retry"
+            return ExtractionOutcome(
+                processed=False, extractor=None, reason=reason, pending=plan.prior is not None
+            )
+        built = extract_stage.build_extractor(
+            self.factory, name, self.bindings, request.requested is not None
+        )
+        now = self.store.clock()
+        text = "\n".join(m.content for s, e in plan.ranges for m in request.messages[s:e])
+        known = await extract_stage.known_entities(
+            self.store, request.user_id, text, now, plan.is_llm
+        )
+        extracted = await extract_stage.extract(
+            built, request.messages, plan, known.entities, request.session_now or now
+        )
+        checked = check_stage.check(extracted, request.messages, known.entities)
+        items = await resolve(checked.inputs, known.index, self.store.embedder, name)
+        rows = ledger_rows(
+            self.ledger, request.user_id, request.session_id, request.messages, plan,
+            extracted, checked, now,
+        )  # fmt: skip
+        upserted = await upsert(
+            self.store, self.ledger, request.user_id, request.session_id, items, known.index, rows
+        )
+        return ExtractionOutcome(
+            processed=not rows.owed,
+            extractor=name,
+            entities=[r.entity.to_json_dict() for r in upserted],
+            results=[r.to_json_dict() for r in upserted],
+            rejected=checked.rejected,
+            counts=rows.counts,
+            usage=extracted.usage,
+            pending=bool(rows.owed) and self.ledger is not None,
+            degraded_reason=degraded_reason(extracted, rows, self.ledger is not None),
+        )
