@@ -164,7 +164,9 @@ class OneCandidate:
     async def extract(self, messages: Any, known: Any, now_ms: int, **_: Any) -> Any:
         from entity_memory.extraction.base import ExtractionResult
 
-        return ExtractionResult(extractor=self.name, candidates=[dict(self.candidate)])
+        # Grounded in the conversation `_extract_one` sends: the candidate's content.
+        candidate = {"source": self.candidate["content"], **self.candidate}
+        return ExtractionResult(extractor=self.name, candidates=[candidate])
 
 
 async def _extract_one(store: EntityStore, candidate: dict[str, Any], session: str) -> Any:
