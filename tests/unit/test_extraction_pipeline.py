@@ -596,3 +596,30 @@ async def test_without_a_ledger_a_failure_is_degraded_but_cannot_be_pending(
     result = await go(run, "u1", "s1", msgs(ALPHA_SAYS), None)
     assert (result["degraded"], result["pending"], result["processed"]) == (True, False, False)
     assert "send the session again" in result["degradedReason"]
+
+
+async def test_ungrounded_candidates_are_rejected_with_the_reason_and_never_stored(
+    pipeline_parts,
+) -> None:
+    store, ledger, bindings = pipeline_parts
+    invented = {**ALPHA, "name": "Campaign Zulu", "source": "Campaign Zulu is great"}
+    wrong_number = {**ALPHA, "metadata": {"budget": 90}}
+    spent_as_cpa = {
+        "type": "metric",
+        "name": "Alpha CPA",
+        "content": "Alpha spent $196",
+        "metadata": {"kpi": "CPA", "value": 196},
+        "source": "Alpha spent $196 last week, CPA $40",
+    }
+    rules = Scripted("rules", [[ALPHA, invented, wrong_number, spent_as_cpa]])
+    run = SessionExtraction(store, ledger, bindings, factory_for(rules=rules))
+    talk = msgs(ALPHA_SAYS, "ok", "Alpha spent $196 last week, CPA $40")
+    result = await go(run, "u1", "s1", talk, None)
+    assert [r["id"] for r in result["results"]] == ["campaign-alpha"]
+    codes = sorted(r["code"] for r in result["rejected"])
+    assert codes == ["number_not_in_source", "source_not_in_conversation", "value_not_the_kpi"]
+    assert all(r["reason"].startswith("ungrounded:") for r in result["rejected"])
+    assert result["counts"]["rejected"] == 3
+    assert [e.id for e in await store.list("u1")] == ["campaign-alpha"]
+    alpha = await store.get("u1", "campaign", "campaign-alpha")
+    assert alpha is not None and alpha.metadata.budget == 60  # type: ignore[attr-defined]
