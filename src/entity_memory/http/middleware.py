@@ -20,6 +20,7 @@ from entity_memory.domain.keys import InvalidId, validate_id
 from entity_memory.domain.limits import MAX_BODY_BYTES
 from entity_memory.http.deps import request_bindings
 from entity_memory.http.errors import RETRY_AFTER_STORAGE_S, ApiError, error_response
+from entity_memory.http.request_checks import check_path_ids, host_problem
 from entity_memory.service.auth import Caller, Principal, Refusal, TokenStore, admission_for
 from entity_memory.service.settings import ForwardWrite
 from entity_memory.service.user_writer import SESSION_TIME_HEADER
@@ -59,14 +60,19 @@ def client_address(request: Request) -> str:
     )
 
 
+def _raw_path(request: Request) -> str:
+    """The encoded path: "ann%2Fbob" must not pass as a path under "ann/"."""
+    raw = request.scope.get("raw_path")
+    return raw.decode("latin-1") if raw else request.url.path
+
+
 async def _admit(request: Request) -> Principal | JSONResponse:
     """The caller of a `/v1` route, or the answer that turns it away (`service.auth`)."""
     b = await request_bindings(request)
-    raw = request.scope.get("raw_path")
     caller = Caller(
         authorization=request.headers.get("authorization"),
         address=client_address(request),
-        raw_path=raw.decode("latin-1") if raw else request.url.path,
+        raw_path=_raw_path(request),
     )
     tokens = None if b.db is None else TokenStore(b.db, b.settings.api_token)
     admission = admission_for(request.app.state, b.vars)
@@ -117,6 +123,9 @@ async def forward(request: Request, forward_write: ForwardWrite, user_id: str) -
 
 
 async def guard(request: Request, call_next: Callable[[Request], Awaitable[Any]]) -> Any:
+    bad_host = host_problem(request.headers)
+    if bad_host is not None:
+        return error_response(400, "invalid_host", bad_host)
     problem = await body_problem(request)
     if problem is not None:
         return problem
@@ -131,6 +140,7 @@ async def guard(request: Request, call_next: Callable[[Request], Awaitable[Any]]
             if isinstance(admitted, JSONResponse):
                 return admitted
             request.state.principal = admitted
+            check_path_ids(_raw_path(request))
             user = write_target(request.method, path)
             if b.forward_write is not None and user is not None:
                 return await forward(request, b.forward_write, user)
