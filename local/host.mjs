@@ -313,8 +313,8 @@ async function handleFetch(app, req, res) {
     request = toWebRequest(req, await readBody(req));
   } catch (err) {
     // A Host header that is not a host (`Host: a b`) makes no URL: the client's error, as at
-    // Cloudflare's edge, not the Worker's.
-    sendJson(res, 400, { error: { code: "bad_request", message: `unusable request: ${err.message}` } });
+    // Cloudflare's edge, not the Worker's. The same code as the Worker's own Host check.
+    sendJson(res, 400, { error: { code: "invalid_host", message: `unusable request: ${err.message}` } });
     return;
   }
   const ctx = new ExecutionContext();
