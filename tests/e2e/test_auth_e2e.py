@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.client
 import json
 from collections.abc import Iterator
 
@@ -171,3 +172,55 @@ def test_deep_nesting_is_a_4xx_and_the_host_stays_up(auth_host: Host) -> None:
             "/v1/users/u1/entities", headers=headers, json={"session_id": "s", "entities": [entity]}
         )
         assert r.status_code == 200
+
+
+def raw_request(base_url: str, method: str, path: str, host: str, body: bytes = b"") -> tuple:
+    """(status, JSON body) of a request with exactly this Host header (httpx would fix it)."""
+    url = httpx.URL(base_url)
+    conn = http.client.HTTPConnection(url.host, url.port, timeout=60)
+    try:
+        conn.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
+        conn.putheader("Host", host)
+        conn.putheader("Authorization", f"Bearer {TOKEN}")
+        conn.putheader("Content-Type", "application/json")
+        conn.putheader("Content-Length", str(len(body)))
+        conn.endheaders(body)
+        response = conn.getresponse()
+        return response.status, json.loads(response.read() or b"null")
+    finally:
+        conn.close()
+
+
+def test_a_bad_host_header_is_400_on_every_route_without_a_traceback(auth_host: Host) -> None:
+    put = json.dumps({"session_id": "s", "entities": [{"type": "campaign", "name": "Nu"}]})
+    routes = [
+        ("GET", "/healthz", b""),
+        ("GET", "/v1/users/u9/entities", b""),
+        ("PUT", "/v1/users/u9/entities", put.encode()),
+        ("POST", "/v1/users/u9/reindex", b""),
+        ("DELETE", "/v1/users/u9", b""),
+    ]
+    log = auth_host.persist_dir.parent / "host.stderr"
+    logged = log.stat().st_size
+    for host in ("evil.example/x", "user@evil.example", "a b", "x?y", "exa%41"):
+        for method, path, body in routes:
+            status, answer = raw_request(auth_host.base_url, method, path, host, body)
+            assert status == 400, (host, method, path, answer)
+            assert answer["error"]["code"] == "invalid_host", (host, method, path, answer)
+    assert "Traceback" not in log.read_text()[logged:]
+    assert raw_request(auth_host.base_url, "GET", "/healthz", "localhost:8787")[0] == 200
+
+
+def test_an_id_with_an_encoded_slash_is_an_id_error(auth_host: Host) -> None:
+    admin = {"Authorization": f"Bearer {TOKEN}"}
+    put = {"session_id": "s", "entities": [{"type": "campaign", "name": "Nu"}]}
+    with httpx.Client(base_url=auth_host.base_url, timeout=60, headers=admin) as c:
+        for method, path, body in (
+            ("GET", "/v1/users/a%2Fb/entities", None),
+            ("PUT", "/v1/users/a%2Fb/entities", put),
+            ("DELETE", "/v1/users/a%2Fb", None),
+            ("GET", "/v1/users/u9/entities/campaign/x%2Fy", None),
+        ):
+            r = c.request(method, path, json=body)
+            assert r.status_code == 400, (method, path, r.text)
+            assert r.json()["error"]["code"] == "invalid_id"
