@@ -68,11 +68,15 @@ const { values: opts } = parseArgs({
     var: { type: "string", multiple: true, default: [] },
     // Another wrangler.toml for the bindings (e.g. a test's smaller `[[ratelimits]]` limit).
     config: { type: "string" },
+    // Believe a client's CF-Connecting-IP (only behind a proxy that sets it, as Cloudflare's
+    // edge does); otherwise the socket's peer address replaces it. Also ENTITY_MEMORY_BEHIND_PROXY=1.
+    "behind-proxy": { type: "boolean", default: false },
     // The Python module (on src/) that exports `Default`; other values are for testing the host.
     entry: { type: "string", default: "entry" },
   },
 });
 const port = Number(opts.port ?? process.env.PORT ?? 8787);
+const BEHIND_PROXY = opts["behind-proxy"] || process.env.ENTITY_MEMORY_BEHIND_PROXY === "1";
 const CONFIG_PATH = path.resolve(opts.config ?? path.join(REPO, "wrangler.toml"));
 // A detached watcher that stops our children if we die without cleaning up (kill -9).
 spawn(process.execPath, [path.join(LOCAL_DIR, "reaper.mjs"), String(process.pid)], {
@@ -283,6 +287,8 @@ function toWebRequest(req, body) {
   for (let i = 0; i < req.rawHeaders.length; i += 2) {
     headers.append(req.rawHeaders[i], req.rawHeaders[i + 1]);
   }
+  // The Worker counts failed authentications per CF-Connecting-IP: a client must not pick its own.
+  if (!BEHIND_PROXY) headers.set("cf-connecting-ip", req.socket.remoteAddress ?? "unknown");
   const hasBody = !["GET", "HEAD"].includes(req.method) && body.length > 0;
   return new Request(url, { method: req.method, headers, body: hasBody ? body : undefined });
 }
@@ -307,8 +313,8 @@ async function handleFetch(app, req, res) {
     request = toWebRequest(req, await readBody(req));
   } catch (err) {
     // A Host header that is not a host (`Host: a b`) makes no URL: the client's error, as at
-    // Cloudflare's edge, not the Worker's.
-    sendJson(res, 400, { error: { code: "bad_request", message: `unusable request: ${err.message}` } });
+    // Cloudflare's edge, not the Worker's. The same code as the Worker's own Host check.
+    sendJson(res, 400, { error: { code: "invalid_host", message: `unusable request: ${err.message}` } });
     return;
   }
   const ctx = new ExecutionContext();

@@ -191,9 +191,10 @@ async def test_malformed_json_and_missing_fields(client: httpx.AsyncClient) -> N
         "/v1/users/u1/entities", content=b"{nope", headers={"content-type": "application/json"}
     )
     assert_error(resp, 400, "invalid_json")
-    assert_error(
-        await client.put("/v1/users/u1/entities", json={"entities": []}), 422, "invalid_entity"
+    missing = assert_error(
+        await client.put("/v1/users/u1/entities", json={"entities": []}), 422, "missing_field"
     )
+    assert missing["details"] == {"field": "session_id"} and "session_id" in missing["message"]
     assert_error(await client.post("/v1/users/u1/context", json={}), 422, "invalid_request")
     assert_error(
         await client.post("/v1/users/u1/context", json={"task": "x", "limit": 0}),

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 import httpx
 import pytest
 
 from entity_memory.http.app import create_app
-from entity_memory.service.auth import hash_token
+from entity_memory.service.auth import has_valid_tag, hash_token, mint_token
+from entity_memory.service.rate_limits import REQUESTS_PER_MINUTE_VAR, SlidingWindow
 from entity_memory.service.settings import Bindings, Settings
 from entity_memory.storage.d1 import CountingD1
 from entity_memory.storage.kv import InMemoryKV
@@ -46,8 +48,30 @@ class Limiter:
         return self.used[key] <= self.budget
 
 
+#: The per-token budget of the `budgeted` app: small, so a test reaches it in a few requests.
+BUDGET = 5
+MINUTE = 60_000
+
+
 @pytest.fixture
 async def api(memkv: InMemoryKV, db: CountingD1, clock: Clock) -> AsyncIterator[httpx.AsyncClient]:
+    async with _client(memkv, db, clock, {}) as client:
+        yield client
+
+
+@pytest.fixture
+async def budgeted(
+    memkv: InMemoryKV, db: CountingD1, clock: Clock
+) -> AsyncIterator[httpx.AsyncClient]:
+    """The app with a per-token budget of BUDGET a minute, counted on the test's clock."""
+    async with _client(memkv, db, clock, {REQUESTS_PER_MINUTE_VAR: str(BUDGET)}) as client:
+        yield client
+
+
+@asynccontextmanager
+async def _client(
+    memkv: InMemoryKV, db: CountingD1, clock: Clock, extra_vars: dict[str, str]
+) -> AsyncIterator[httpx.AsyncClient]:
     limiter = Limiter(budget=1000)
     bindings = Bindings(
         kv=memkv,
@@ -55,7 +79,7 @@ async def api(memkv: InMemoryKV, db: CountingD1, clock: Clock) -> AsyncIterator[
         clock=clock,
         settings=Settings(api_token=ADMIN),
         rate_limit=limiter,
-        vars={"EXTRACTOR": "rules"},
+        vars={"EXTRACTOR": "rules", **extra_vars},
     )
     app = create_app(lambda env: bindings)
     transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
@@ -221,3 +245,137 @@ async def test_failed_authentication_is_rate_limited_per_address(
     assert db.statements == lookups  # refused before any token lookup
     elsewhere = {**flood, "CF-Connecting-IP": "198.51.100.1"}
     assert (await api.get("/v1/users/ann/entities", headers=elsewhere)).status_code == 401
+
+
+# --- the budgets, on a clock the test controls ------------------------------------------------
+
+
+def test_a_sliding_window_admits_at_most_its_limit_in_any_period() -> None:
+    window = SlidingWindow(limit=3, period_ms=MINUTE)
+    assert [window.hit("k", t * 1000) for t in (0, 10, 20)] == [True, True, True]
+    assert not window.hit("k", 59_999) and window.retry_after_ms("k", 59_999) == 1
+    assert window.hit("k", 60_000)  # the event at 0 s has left the window
+    assert not window.hit("k", 61_000) and window.retry_after_ms("k", 61_000) == 9_000
+    assert window.hit("other", 61_000)  # keys do not share a budget
+
+
+def test_a_window_boundary_does_not_double_the_budget() -> None:
+    """A fixed-window counter admits 2 x limit around its boundary; this does not."""
+    window = SlidingWindow(limit=4, period_ms=MINUTE)
+    times = [50_000, 55_000, 58_000, 59_000, 61_000, 65_000, 70_000, 100_000, 110_000]
+    admitted = [t for t in times if window.hit("k", t)]
+    assert admitted == [50_000, 55_000, 58_000, 59_000, 110_000]
+
+
+def test_a_clock_moved_back_starts_the_key_afresh() -> None:
+    window = SlidingWindow(limit=1, period_ms=MINUTE)
+    assert window.hit("k", 10 * MINUTE) and not window.hit("k", 10 * MINUTE + 1)
+    assert window.hit("k", MINUTE)  # a replay pinned an earlier time: not refused for hours
+
+
+def test_a_window_remembers_a_bounded_number_of_keys() -> None:
+    window = SlidingWindow(limit=1, period_ms=MINUTE, max_keys=2)
+    for key in ("a", "b", "c"):
+        assert window.hit(key, 0)
+    assert window.hit("a", 1)  # forgotten, least recently used first
+    assert not window.hit("c", 1)
+
+
+async def test_the_per_token_budget_is_a_sliding_minute(
+    budgeted: httpx.AsyncClient, clock: Clock
+) -> None:
+    ann = auth((await mint(budgeted, "ann"))["token"])
+    codes = [(await budgeted.get("/v1/users/ann/entities", headers=ann)).status_code]
+    clock.advance(50_000)
+    for _ in range(BUDGET):
+        codes.append((await budgeted.get("/v1/users/ann/entities", headers=ann)).status_code)
+    assert codes == [200] * BUDGET + [429]
+    refused = await budgeted.get("/v1/users/ann/entities", headers=ann)
+    assert refused.json()["error"]["code"] == "rate_limited"
+    assert refused.headers["retry-after"] == "10"  # when the first request leaves the minute
+    clock.advance(10_000)
+    assert (await budgeted.get("/v1/users/ann/entities", headers=ann)).status_code == 200
+    assert (await budgeted.get("/v1/users/ann/entities", headers=ann)).status_code == 429
+    clock.advance(MINUTE)
+    assert (await budgeted.get("/v1/users/ann/entities", headers=ann)).status_code == 200
+
+
+async def test_a_refused_request_is_not_counted(budgeted: httpx.AsyncClient, clock: Clock) -> None:
+    ann = auth((await mint(budgeted, "ann"))["token"])
+    for _ in range(BUDGET):
+        assert (await budgeted.get("/v1/users/ann/entities", headers=ann)).status_code == 200
+    for _ in range(20):  # a client that keeps retrying does not push its own budget back
+        assert (await budgeted.get("/v1/users/ann/entities", headers=ann)).status_code == 429
+    clock.advance(MINUTE)
+    assert (await budgeted.get("/v1/users/ann/entities", headers=ann)).status_code == 200
+
+
+def test_user_tokens_carry_a_tag_of_this_deployment() -> None:
+    _, token = mint_token(ADMIN)
+    assert token.startswith("emu_") and has_valid_tag(token, ADMIN)
+    assert not has_valid_tag(token, "another-admin-token")
+    assert not has_valid_tag(token[:-1] + ("A" if token[-1] != "A" else "B"), ADMIN)
+    assert not has_valid_tag(token.rpartition(".")[0], ADMIN)
+    _, untagged = mint_token(None)  # the open mode has no key
+    assert "." not in untagged
+
+
+async def _legacy_token(db: CountingD1, user: str) -> str:
+    """A valid token as minted before tags (still accepted, on the throttled path)."""
+    token = f"emu_0123456789ab_{'x' * 43}"
+    await db.inner.all(
+        "INSERT INTO api_tokens (token_id, token_hash, user_id, label, created_at)"
+        " VALUES (?, ?, ?, ?, ?)",
+        ("0123456789ab", hash_token(token), user, None, 0),
+    )
+    return token
+
+
+async def test_a_failed_auth_flood_never_locks_out_a_valid_token(
+    api: httpx.AsyncClient, db: CountingD1, clock: Clock
+) -> None:
+    address = {"CF-Connecting-IP": "203.0.113.9"}
+    ann = {**auth((await mint(api, "ann"))["token"]), **address}
+    legacy = {**auth(await _legacy_token(db, "bob")), **address}
+    assert (await api.get("/v1/users/bob/entities", headers=legacy)).status_code == 200
+    forged = [f"emu_{i:012x}_{'y' * 43}" for i in range(200)]
+    codes: Counter[int] = Counter()
+    for token in forged:
+        r = await api.get("/v1/users/ann/entities", headers={**auth(token), **address})
+        codes[r.status_code] += 1
+    assert codes == {401: 30, 429: 170}
+    lookups = db.statements
+    flood = {**auth(forged[0]), **address}
+    refused = await api.get("/v1/users/ann/entities", headers=flood)
+    assert refused.status_code == 429 and db.statements == lookups  # no D1 read for it
+    assert 1 <= int(refused.headers["retry-after"]) <= 60
+    # The admin token and a tagged user token from that address are answered on their merits.
+    admin = {**auth(ADMIN), **address}
+    assert (await api.get("/v1/users/ann/entities", headers=admin)).status_code == 200
+    assert (await api.get("/v1/users/ann/entities", headers=ann)).status_code == 200
+    assert (await api.get("/v1/users/bob/entities", headers=ann)).status_code == 403
+    # A forged tag is a failure like any other, refused without a lookup.
+    fake_tag = {**auth(forged[1] + ".AAAAAAAAAAAAAAAAAAAAAA"), **address}
+    assert (await api.get("/v1/users/ann/entities", headers=fake_tag)).status_code == 429
+    # An untagged (pre-tag) token from that address waits with the flood, as documented.
+    assert (await api.get("/v1/users/bob/entities", headers=legacy)).status_code == 429
+    elsewhere = {**flood, "CF-Connecting-IP": "198.51.100.1"}
+    assert (await api.get("/v1/users/ann/entities", headers=elsewhere)).status_code == 401
+    clock.advance(MINUTE)
+    assert (await api.get("/v1/users/ann/entities", headers=flood)).status_code == 401
+    assert (await api.get("/v1/users/bob/entities", headers=legacy)).status_code == 200
+
+
+async def test_a_revoked_tagged_token_costs_one_lookup(
+    api: httpx.AsyncClient, db: CountingD1
+) -> None:
+    minted = await mint(api, "ann")
+    await api.delete(f"/v1/admin/tokens/{minted['tokenId']}", headers=auth(ADMIN))
+    assert (
+        await api.get("/v1/users/ann/entities", headers=auth(minted["token"]))
+    ).status_code == 401
+    lookups = db.statements
+    for _ in range(5):
+        r = await api.get("/v1/users/ann/entities", headers=auth(minted["token"]))
+        assert r.status_code == 401
+    assert db.statements == lookups

@@ -15,9 +15,12 @@ from pydantic.alias_generators import to_camel
 
 from entity_memory.domain.keys import ENTITY_TYPES, validate_id
 from entity_memory.domain.safe_json import MAX_SAFE_INTEGER
+from entity_memory.domain.vocab import PREFERENCE_CATEGORIES, preference_category
 
 EntityType = Literal["campaign", "metric", "decision", "pain_point", "preference"]
 assert set(EntityType.__args__) == set(ENTITY_TYPES)  # type: ignore[attr-defined]
+PreferenceCategory = Literal["communication", "analysis", "risk", "reporting"]
+assert PreferenceCategory.__args__ == PREFERENCE_CATEGORIES  # type: ignore[attr-defined]
 
 MAX_NAME_LENGTH = 200
 MAX_CONTENT_LENGTH = 4000
@@ -109,9 +112,22 @@ class PainPointMetadata(CamelModel):
 
 
 class PreferenceMetadata(CamelModel):
-    category: Literal["communication", "analysis", "risk", "reporting"]
+    category: PreferenceCategory
     value: ShortText
     confidence: Importance = 0.8
+
+    @field_validator("category", mode="before")
+    @classmethod
+    def _known_category(cls, value: object) -> object:
+        """A synonym is stored as its category (`domain.vocab`); an unknown word is refused
+        with the list, so the caller can pick one."""
+        if not isinstance(value, str):
+            return value
+        category = preference_category(value)
+        if category is None:
+            known = ", ".join(PREFERENCE_CATEGORIES)
+            raise ValueError(f"unknown preference category {value[:60]!r}; use one of: {known}")
+        return category
 
 
 METADATA_MODELS: dict[str, type[CamelModel]] = {

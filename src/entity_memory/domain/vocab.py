@@ -130,3 +130,31 @@ PLATFORMS: tuple[str, ...] = (
     "Snapchat",
     "Amazon",
 )
+
+#: The categories a preference is stored under.
+PREFERENCE_CATEGORIES: tuple[str, ...] = ("communication", "analysis", "risk", "reporting")
+#: Words clients send for those categories (lower case, words joined by `_`): only names of
+#: the same thing. Anything else is refused with the list of categories, never guessed.
+PREFERENCE_CATEGORY_SYNONYMS: dict[str, str] = {
+    "communications": "communication",
+    "tone": "communication",
+    "analytics": "analysis",
+    "analyses": "analysis",
+    "risks": "risk",
+    "risk_tolerance": "risk",
+    "risk_appetite": "risk",
+    "bidding": "risk",
+    "bids": "risk",
+    "bid_strategy": "risk",
+    "bidding_strategy": "risk",
+    "report": "reporting",
+    "reports": "reporting",
+}
+
+
+def preference_category(value: str) -> str | None:
+    """The category `value` names (itself or a synonym, any case and spacing), else None."""
+    key = "_".join(value.strip().lower().replace("-", " ").split())
+    if key in PREFERENCE_CATEGORIES:
+        return key
+    return PREFERENCE_CATEGORY_SYNONYMS.get(key)

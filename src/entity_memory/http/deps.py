@@ -101,7 +101,7 @@ async def admin_tokens(request: Request, b: BindingsDep) -> TokenStore:
         raise ApiError(403, "forbidden", "admin token required")
     if b.db is None:
         raise ApiError(503, "ledger_unavailable", "no D1 database is bound (HISTORY)")
-    return TokenStore(b.db)
+    return TokenStore(b.db, b.settings.api_token)
 
 
 async def user_id(user_id: Annotated[str, Path(description="whose memory this is")]) -> str:

@@ -63,7 +63,8 @@ def pydantic_details(exc: ValidationError | RequestValidationError) -> list[dict
     details = []
     for err in exc.errors():
         loc = [p for p in err.get("loc", ()) if p != "body"]
-        details.append({"loc": loc, "msg": err.get("msg"), "type": err.get("type")})
+        msg = str(err.get("msg", "")).removeprefix("Value error, ")
+        details.append({"loc": loc, "msg": msg, "type": err.get("type")})
     return details
 
 

@@ -20,13 +20,13 @@ from entity_memory.domain.keys import InvalidId, validate_id
 from entity_memory.domain.limits import MAX_BODY_BYTES
 from entity_memory.http.deps import request_bindings
 from entity_memory.http.errors import RETRY_AFTER_STORAGE_S, ApiError, error_response
-from entity_memory.service.auth import FAILED_AUTH, Principal, TokenStore, authenticate
+from entity_memory.http.request_checks import check_path_ids, host_problem
+from entity_memory.service.auth import Caller, Principal, Refusal, TokenStore, admission_for
 from entity_memory.service.settings import ForwardWrite
 from entity_memory.service.user_writer import SESSION_TIME_HEADER
 
 logger = logging.getLogger(__name__)
 
-RATE_LIMIT_PERIOD_S = 60  # the `[[ratelimits]]` period in wrangler.toml
 KV_OPS_HEADER = "X-KV-Operations"
 D1_OPS_HEADER = "X-D1-Statements"
 _TOO_LARGE = f"request body over {MAX_BODY_BYTES} bytes"
@@ -60,38 +60,26 @@ def client_address(request: Request) -> str:
     )
 
 
-def _too_many(message: str) -> JSONResponse:
-    return error_response(
-        429, "rate_limited", message, headers={"Retry-After": str(RATE_LIMIT_PERIOD_S)}
-    )
+def _raw_path(request: Request) -> str:
+    """The encoded path: "ann%2Fbob" must not pass as a path under "ann/"."""
+    raw = request.scope.get("raw_path")
+    return raw.decode("latin-1") if raw else request.url.path
 
 
 async def _admit(request: Request) -> Principal | JSONResponse:
-    """The caller of a `/v1` route, or the answer that turns it away."""
+    """The caller of a `/v1` route, or the answer that turns it away (`service.auth`)."""
     b = await request_bindings(request)
-    address = client_address(request)
-    if FAILED_AUTH.blocked(address, b.clock()):
-        return _too_many("too many failed authentications from this address; retry later")
-    tokens = None if b.db is None else TokenStore(b.db)
-    given = request.headers.get("authorization")
-    principal = await authenticate(given, b.settings.api_token, tokens)
-    if principal is None:
-        if b.rate_limit is not None and not await b.rate_limit(f"unauthenticated:{address}"):
-            FAILED_AUTH.block(address, b.clock() + RATE_LIMIT_PERIOD_S * 1000)
-        return error_response(
-            401,
-            "unauthorized",
-            "missing, wrong or revoked bearer token",
-            headers={"WWW-Authenticate": 'Bearer realm="entity-memory"'},
-        )
-    # The encoded path: "ann%2Fbob" must not pass as a path under "ann/".
-    raw = request.scope.get("raw_path")
-    if not principal.may_access(raw.decode("latin-1") if raw else request.url.path):
-        return error_response(403, "forbidden", "this token is for another user")
-    key = principal.rate_key
-    if key is not None and b.rate_limit is not None and not await b.rate_limit(key):
-        return _too_many("too many requests for this token; retry later")
-    return principal
+    caller = Caller(
+        authorization=request.headers.get("authorization"),
+        address=client_address(request),
+        raw_path=_raw_path(request),
+    )
+    tokens = None if b.db is None else TokenStore(b.db, b.settings.api_token)
+    admission = admission_for(request.app.state, b.vars)
+    outcome = await admission.admit(caller, b.settings.api_token, tokens, b.rate_limit, b.clock())
+    if isinstance(outcome, Refusal):
+        return error_response(outcome.status, outcome.code, outcome.message, None, outcome.headers)
+    return outcome
 
 
 #: The routes that write a user's memory, run by that user's single writer.
@@ -135,6 +123,9 @@ async def forward(request: Request, forward_write: ForwardWrite, user_id: str) -
 
 
 async def guard(request: Request, call_next: Callable[[Request], Awaitable[Any]]) -> Any:
+    bad_host = host_problem(request.headers)
+    if bad_host is not None:
+        return error_response(400, "invalid_host", bad_host)
     problem = await body_problem(request)
     if problem is not None:
         return problem
@@ -149,6 +140,7 @@ async def guard(request: Request, call_next: Callable[[Request], Awaitable[Any]]
             if isinstance(admitted, JSONResponse):
                 return admitted
             request.state.principal = admitted
+            check_path_ids(_raw_path(request))
             user = write_target(request.method, path)
             if b.forward_write is not None and user is not None:
                 return await forward(request, b.forward_write, user)

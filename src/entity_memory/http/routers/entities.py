@@ -17,9 +17,22 @@ from entity_memory.http.schemas import Deleted, EntityList, UpsertBody, UpsertRe
 router = APIRouter(prefix="/v1/users/{user_id}/entities", tags=["entities"])
 
 
+#: What a batch must name, and what to say when it does not.
+_REQUIRED = {
+    "session_id": "session_id is required: the id of the conversation these entities come from",
+    "entities": "entities is required: a list of at most 100 entities",
+}
+
+
 def _check_batch(raw: Any) -> None:
-    """Errors the schema would report less usefully: an oversized batch is 413, and a bad
-    entity id is 400 `invalid_id` with its position, as on every other route."""
+    """Errors the schema would report less usefully: a missing field is 422 `missing_field`
+    naming it, an oversized batch is 413, and a bad entity id is 400 `invalid_id` with its
+    position, as on every other route."""
+    if isinstance(raw, dict):
+        for name, message in _REQUIRED.items():
+            if raw.get(name) is None:
+                hint = " (sent as sessionId)" if name == "session_id" and "sessionId" in raw else ""
+                raise ApiError(422, "missing_field", message + hint, {"field": name})
     if not (isinstance(raw, dict) and isinstance(raw.get("entities"), list)):
         return
     if len(raw["entities"]) > MAX_BATCH:
