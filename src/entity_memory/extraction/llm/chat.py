@@ -12,6 +12,11 @@ domain/ranking.py) with their current facts. Then, per chunk:
 - a reply that is not usable JSON is asked once more with a correction;
 - a chunk that still fails is reported in `ExtractionResult.failures`; the other chunks'
   entities are kept, and the pipeline records the failed messages as pending.
+
+That is the `single` design (one request per chunk for every entity, the full schema). The
+typed designs (typed.py: one short request per kind, compact schema, rules' candidates offered
+or merged) share the same backends, backoff and chunking; they split a chunk only when the
+prompt is too long, since a cut-off typed reply keeps its complete items.
 """
 
 from __future__ import annotations
@@ -49,8 +54,9 @@ from entity_memory.extraction.llm.schema import SCHEMA_NAME, entities_json_schem
 from entity_memory.extraction.llm.typed import DESIGNS, Design, TypedPasses
 from entity_memory.extraction.rules.extractor import extract_candidates
 
-#: The design the extractors use unless told otherwise (chosen on the dev set: see
-#: bench/bench_extraction.py and the README's extractor table).
+#: The design the extractors use unless told otherwise. `single` until a typed design is
+#: measured better on the whole dev set (bench/bench_extraction.py --extractor openai:<design>):
+#: a large model does all kinds in one request, and the typed designs cost 5 requests a chunk.
 DEFAULT_DESIGN: Design = "single"
 
 Sleep = Callable[[float], Awaitable[None]]
