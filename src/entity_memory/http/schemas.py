@@ -238,6 +238,9 @@ class MetricTrend(Out):
     last_at: int
     direction: str | None
     trend: str | None
+    #: which way is good for this KPI ("higher", "lower"), None when unknown: the inspector's
+    #: sentence says this, not the direction the values moved.
+    better: Literal["higher", "lower"] | None = None
 
 
 class PainPointTrend(Out):

@@ -173,9 +173,13 @@ export function metricChart(entity, trend) {
       }, fmtNum(p.value)));
     }
   }
+  // What is good for the KPI comes from the service's vocabulary (`better`), never from the
+  // way the values happened to move.
+  const better = trend && trend.better
+    ? " " + (trend.better === "lower" ? "Lower" : "Higher") + " is better for " + meta.kpi + "."
+    : "";
   const summary = trend
-    ? h("p", { class: "trend " + trend.trend }, label + ". " +
-      (trend.direction === "down" ? "Lower" : "Higher") + " is better for " + meta.kpi + ".")
+    ? h("p", { class: "trend " + trend.trend }, label + "." + better)
     : h("p", { class: "help" }, label + ".");
   return section("Trend", h("figure", {}, svg, h("figcaption", {}, summary)),
     h("details", {}, h("summary", {}, "Observations"),
