@@ -27,11 +27,22 @@ from entity_memory.http.routers import (
     ledger,
     maintenance,
     meta,
+    sessions,
 )
 from entity_memory.service.settings import Bindings
 from entity_memory.service.user_writer import UserWriter
 
-ROUTERS = (inspector, meta, entities, context, admin, extraction, ledger, maintenance)
+ROUTERS = (
+    inspector,
+    meta,
+    entities,
+    context,
+    admin,
+    extraction,
+    ledger,
+    sessions,
+    maintenance,
+)
 
 
 def create_app(
