@@ -19,6 +19,7 @@ from adapters.workers import WorkersKV, workers_ai_run
 from bench.bench_store import TASK, entity_input
 from entity_memory.embeddings.catalog import DEFAULT_MODEL
 from entity_memory.embeddings.embedder import build_embedder
+from entity_memory.service.retrieval import retrieve_for_context
 from entity_memory.service.settings import wall_clock_ms
 from entity_memory.service.user_writer import UserWriter
 from entity_memory.storage.local_table import SQLiteTable
@@ -38,7 +39,8 @@ class Bench:
         kv = WorkersKV(env.ENTITIES)
         embedder = build_embedder(DEFAULT_MODEL, workers_ai_run(env.AI)) if vectors else None
         writer = UserWriter(SQLiteTable(sqlite3.connect(":memory:")), wall_clock_ms)
-        in_writer = EntityStore(writer.kv(kv), embedder=embedder)
+        held = writer.kv(kv)
+        in_writer = EntityStore(held, embedder=embedder, held=held, replica=kv)
         return cls(EntityStore(kv, embedder=embedder), writer, in_writer, n)
 
     async def evict_writer(self) -> None:
@@ -46,10 +48,13 @@ class Bench:
         as after an eviction (not measured)."""
         await self.put20_writer()
         self.writer = UserWriter(self.writer.table, wall_clock_ms)
-        self.in_writer = EntityStore(self.writer.kv(self.store.kv), embedder=self.store.embedder)
+        held = self.writer.kv(self.store.kv)
+        self.in_writer = EntityStore(
+            held, embedder=self.store.embedder, held=held, replica=self.store.kv
+        )
 
     async def context(self) -> None:
-        await self.store.retrieve_for_context(USER, TASK, 20)
+        await retrieve_for_context(self.store, USER, TASK, 20)
 
     def _batch(self) -> tuple[list[Any], str]:
         """10 updates of existing entities and 10 new ones, as bench_store's upsert."""

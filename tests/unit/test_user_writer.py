@@ -242,7 +242,8 @@ def _writer_store(clock: Clock, kv: InMemoryKV) -> tuple[Any, Any, CountingTable
 
     table = CountingTable()
     writer = UserWriter(table, clock, Time(clock).sleep)  # type: ignore[arg-type]
-    store = EntityStore(writer.kv(kv), clock=clock)
+    held = writer.kv(kv)
+    store = EntityStore(held, clock=clock, held=held, replica=kv)
 
     async def write(name: str) -> None:
         await writer.run(lambda: store.upsert_many("wes", [campaign(name)], "s"))

@@ -202,12 +202,8 @@ def score_entries(
     lexicals, matched = _lexical_scores(entries, query)
     similarity = semantic if semantic is not None else [None] * len(entries)
     importances = [min(1.0, max(0.0, e.importance)) for e in entries]
-    # recency_score written out, and relevance mixed inline (an entry without a vector keeps
-    # its lexical score): a call per entry costs more than the arithmetic.
-    recencies = [
-        max(0.0, 1.0 - max(0.0, (now_ms - e.updated_at) / DAY_MS) / RECENCY_HORIZON_DAYS)
-        for e in entries
-    ]
+    recencies = [recency_score(e.updated_at, now_ms) for e in entries]
+    # Relevance mixed inline (an entry without a vector keeps its lexical score).
     relevances = (
         lexicals
         if semantic is None

@@ -11,10 +11,12 @@ import json
 import logging
 from typing import Any
 
-from entity_memory.embeddings.embedder import build_embedder
+from entity_memory.service.expiry import ReportExpired
+from entity_memory.service.reindex import reindex
 from entity_memory.service.settings import Bindings
+from entity_memory.service.stores import build_store
 from entity_memory.storage.ledger import Ledger
-from entity_memory.storage.store import EntityStore, ReportExpired
+from entity_memory.storage.store import EntityStore
 
 logger = logging.getLogger(__name__)
 
@@ -31,7 +33,7 @@ async def reindex_recent_users(
     max_users: int = MAX_USERS_PER_RUN,
 ) -> dict[str, Any]:
     users = await ledger.recent_users(store.clock() - window_ms, max_users)
-    results = {user: await store.reindex(user) for user in users}
+    results = {user: await reindex(store, user) for user in users}
     return {
         "users": len(users),
         "restored": sum(r["restored"] for r in results.values()),
@@ -101,6 +103,4 @@ async def scheduled_reindex(bindings: Bindings) -> dict[str, Any]:
     ledger = Ledger(bindings.db)
     if bindings.forward_write is not None:
         return await reindex_through_writers(ledger, bindings)
-    embedder = build_embedder(bindings.settings.embedding_model, bindings.ai_run)
-    store = EntityStore(bindings.kv, bindings.settings, bindings.clock, ledger, embedder=embedder)
-    return await reindex_recent_users(store, ledger)
+    return await reindex_recent_users(build_store(bindings, ledger), ledger)

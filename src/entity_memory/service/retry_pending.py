@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from entity_memory.embeddings.embedder import build_embedder
 from entity_memory.extraction.base import Message
 from entity_memory.extraction.registry import ExtractorFactory, build_extractor
 from entity_memory.service.extract_session import (
@@ -21,6 +20,7 @@ from entity_memory.service.extract_session import (
 )
 from entity_memory.service.maintenance import WRITER_ORIGIN
 from entity_memory.service.settings import Bindings
+from entity_memory.service.stores import build_store
 from entity_memory.service.user_writer import SESSION_TIME_HEADER
 from entity_memory.storage.ledger import Ledger
 from entity_memory.storage.store import EntityStore
@@ -112,6 +112,4 @@ async def scheduled_retry_pending(bindings: Bindings) -> dict[str, Any]:
     if bindings.db is None:
         return {"due": 0, "skipped": "no D1 ledger bound"}
     ledger = Ledger(bindings.db)
-    embedder = build_embedder(bindings.settings.embedding_model, bindings.ai_run)
-    store = EntityStore(bindings.kv, bindings.settings, bindings.clock, ledger, embedder=embedder)
-    return await retry_pending_sessions(store, ledger, bindings)
+    return await retry_pending_sessions(build_store(bindings, ledger), ledger, bindings)

@@ -13,6 +13,7 @@ from typing import Any
 
 from entity_memory.embeddings.embedder import AiRun
 from entity_memory.storage.d1 import D1Database
+from entity_memory.storage.held_index import HeldIndex
 from entity_memory.storage.kv import KVNamespace
 
 DAY_SECONDS = 24 * 60 * 60
@@ -212,6 +213,10 @@ class Bindings:
     #: Set inside the user's writer: this request is the only write of its user running, and
     #: its KV is the writer's (`service.user_writer`). Forwarded requests are trusted.
     writer_state: Any = None
+    #: Inside the user's writer: the parsed index it holds between requests, and KV itself
+    #: (`kv` is then the writer's copy over it). None elsewhere.
+    held_index: HeldIndex | None = None
+    replica: KVNamespace | None = None
     #: Raw vars and secrets by name (EXTRACTOR, LLM_BASE_URL, LLM_API_KEY, LLM_MODEL, ...).
     vars: Mapping[str, Any] = field(default_factory=dict)
     clock: Callable[[], int] = wall_clock_ms

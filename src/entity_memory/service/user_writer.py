@@ -160,14 +160,6 @@ class WriterKV:
     ) -> KVListPage:
         return await self.inner.list(prefix=prefix, limit=limit, cursor=cursor)
 
-    async def read_replica(self, key: str) -> Any | None:
-        """What KV itself holds for `key` (reindex compares the replica, not the copy)."""
-        return await self.inner.get_json(key)
-
-    async def read_replica_many(self, keys: Sequence[str]) -> dict[str, Any | None]:
-        """What KV itself holds for `keys` (an expiry is checked against KV, not the copy)."""
-        return await self.inner.get_json_many(keys)
-
 
 class UserWriter:
     """The state of one user's writer: its table, its lock, the pending index write."""

@@ -17,6 +17,7 @@ from entity_memory.domain.trends import metric_trends, pain_point_trends
 from entity_memory.http.deps import BindingsDep, EntityRefDep, LedgerDep, StoreDep, UserId
 from entity_memory.http.errors import ApiError
 from entity_memory.http.schemas import Changes, Export, Forgotten, History, Trends
+from entity_memory.service import erasure
 from entity_memory.service.auth import TokenStore
 
 router = APIRouter(prefix="/v1/users/{user_id}", tags=["ledger"])
@@ -79,7 +80,7 @@ async def forget_user(
     """Erase everything of the user in KV and D1, API tokens included (last, so a user's
     own token can repeat the call), and the copy in the user's writer. Runs inside the
     writer, so no write can race it. Repeat while `complete` is false."""
-    result = await store.forget_user(user_id)
+    result = await erasure.forget_user(store, user_id)
     if result["complete"]:
         result["tokensDeleted"] = await TokenStore(ledger.db).forget_user(user_id)
         if b.writer_state is not None:
