@@ -15,7 +15,7 @@ import math
 from collections.abc import Coroutine, Iterator, Mapping, Sequence
 from typing import Any
 
-from adapters.durable_object import durable_forward
+from adapters.durable_object import durable_writers
 from entity_memory.service.settings import AiRun, Bindings, HttpPost, RateLimit, Settings
 from entity_memory.storage.kv import (
     MAX_BULK_GET_KEYS,
@@ -341,7 +341,7 @@ def bind(env: Any) -> Bindings:
         http_post=http_post,
         vars=EnvVars(env),
         rate_limit=_lazy_rate_limit(env),
-        forward_write=None if writers is None else durable_forward(writers),
+        writers=None if writers is None else durable_writers(writers),
         defer=workers_defer,
     )
 

@@ -8,7 +8,6 @@ pushes its next attempt back (exponential, capped) on another failure.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from entity_memory.extraction.base import Message
@@ -18,10 +17,9 @@ from entity_memory.service.extract_session import (
     ExtractionRequestError,
     SessionExtraction,
 )
-from entity_memory.service.maintenance import WRITER_ORIGIN
 from entity_memory.service.settings import Bindings
 from entity_memory.service.stores import build_store
-from entity_memory.service.user_writer import SESSION_TIME_HEADER
+from entity_memory.service.writes import ExtractCall, RemoteWriter, WriterRefused, WriterUnavailable
 from entity_memory.storage.ledger import Ledger
 from entity_memory.storage.store import EntityStore
 
@@ -60,7 +58,7 @@ async def retry_pending_sessions(
             outcomes.append({"userId": user_id, "sessionId": session_id, "skipped": "no messages"})
             continue
         messages = [Message.model_validate(m) for m in row["messages"]]
-        if bindings.forward_write is not None:
+        if bindings.writers is not None:
             outcomes.append(await _resend_through_writer(bindings, row))
             continue
         try:
@@ -84,26 +82,29 @@ async def retry_pending_sessions(
 
 async def _resend_through_writer(bindings: Bindings, row: dict[str, Any]) -> dict[str, Any]:
     """Re-send the session to its user's writer, as a client re-send would: the pipeline
-    extracts only the ranges still owed, in turn with the user's other writes."""
-    assert bindings.forward_write is not None
+    extracts only the ranges still owed, in turn with the user's other writes. The session
+    keeps the date it was first extracted with (relative dates in it)."""
+    assert bindings.writers is not None
     user_id, session_id = row["user_id"], row["session_id"]
-    url = f"{WRITER_ORIGIN}/v1/users/{user_id}/sessions/{session_id}/extract"
-    body = json.dumps({"messages": row["messages"], "extractor": row["extractor"]}).encode()
-    headers = [
-        ("content-type", "application/json"),
-        # The session keeps the date it was first extracted with (relative dates in it).
-        (SESSION_TIME_HEADER, str(row["created_at"])),
-    ]
-    status, _, answer = await bindings.forward_write(user_id, "POST", url, headers, body)
+    call = ExtractCall(
+        user_id=user_id,
+        session_id=session_id,
+        messages=[Message.model_validate(m) for m in row["messages"]],
+        extractor=row["extractor"],
+        session_now=row["created_at"],
+    )
     outcome: dict[str, Any] = {"userId": user_id, "sessionId": session_id}
-    if status != 200:
-        return {**outcome, "status": status}
-    done = json.loads(answer)
+    try:
+        done = await RemoteWriter(bindings.writers(user_id)).extract(call)
+    except WriterRefused as exc:
+        return {**outcome, "status": exc.refusal.status, "error": exc.refusal.code}
+    except WriterUnavailable:
+        return {**outcome, "status": 503, "error": "writer_unavailable"}
     return {
         **outcome,
-        "processed": done.get("processed"),
-        "pending": done.get("pending"),
-        "entities": len(done.get("entities", [])),
+        "processed": done.processed,
+        "pending": done.pending,
+        "entities": len(done.entities),
     }
 
 

@@ -184,12 +184,10 @@ RateLimit = Callable[[str], Awaitable[bool]]
 Defer = Callable[[Coroutine[Any, Any, None]], None]
 
 
-#: Hand a write request to the user's single writer: (user id, method, URL, headers, body)
-#: -> (status, headers, body). The Worker's is a Durable Object stub's fetch.
-ForwardWrite = Callable[
-    [str, str, str, list[tuple[str, str]], bytes],
-    Awaitable[tuple[int, list[tuple[str, str]], bytes]],
-]
+#: The user's writer by user id: a Durable Object stub whose methods are the writer's
+#: operations (`service.writes.RemoteWriter` calls them). The Worker's is
+#: `env.USER_WRITER.getByName`.
+WriterStubs = Callable[[str], Any]
 
 
 @dataclass
@@ -206,13 +204,10 @@ class Bindings:
     http_post: HttpPost | None = None
     #: Per-token request budget (`[[ratelimits]]` binding RATE_LIMITER); None: unlimited.
     rate_limit: RateLimit | None = None
-    #: Where write requests go (the user's Durable Object); None: written in this request.
-    forward_write: ForwardWrite | None = None
+    #: Where writes go (the user's Durable Object); None: written in this request.
+    writers: WriterStubs | None = None
     #: Work a request hands over to run after its response; None: awaited in place.
     defer: Defer | None = None
-    #: Set inside the user's writer: this request is the only write of its user running, and
-    #: its KV is the writer's (`service.user_writer`). Forwarded requests are trusted.
-    writer_state: Any = None
     #: Inside the user's writer: the parsed index it holds between requests, and KV itself
     #: (`kv` is then the writer's copy over it). None elsewhere.
     held_index: HeldIndex | None = None

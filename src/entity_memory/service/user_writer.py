@@ -5,7 +5,7 @@ at once lose entries, and two merges of one entity can both read version 3 and b
 version 4. The platform answer is a Durable Object per user (the adapter in
 `adapters/durable_object.py`); this module is its logic, runtime-agnostic:
 
-- `UserWriter.run(op)` runs one write at a time (an asyncio lock: awaiting KV or D1 yields to
+- `WriterState.run(op)` runs one write at a time (an asyncio lock: awaiting KV or D1 yields to
   other requests, so the object's single thread alone does not serialise them);
 - `WriterKV` is the KV the write sees: reads come from the writer's own table first (what it
   last wrote, exact), writes go to the table and to KV, and the index key is *not* written
@@ -37,11 +37,6 @@ FLUSH_RETRY_MS = 5_000
 #: How long a document read from KV (not written here) is trusted before KV is asked again:
 #: data written before the writer existed can still expire in KV.
 KV_READ_TRUST_MS = 60 * 60 * 1000
-#: The date a re-sent session was first extracted (epoch ms), from the Worker to a user's
-#: writer only: the Worker drops it from client requests before forwarding.
-SESSION_TIME_HEADER = "x-entity-memory-session-time"
-#: Response header: index-key writes this user's writer has made (benches check coalescing).
-INDEX_WRITES_HEADER = "X-Index-Writes"
 #: A row that says the table holds everything of the user (set by an erasure): a key it does
 #: not have is absent, never read from KV, whose erased keys may still show for a while.
 AUTHORITATIVE_KEY = "writer:authoritative"
@@ -56,7 +51,7 @@ def is_index_key(key: str) -> bool:
 class WriterKV:
     """The `KVNamespace` a write runs against inside the user's writer."""
 
-    def __init__(self, writer: UserWriter, inner: KVNamespace) -> None:
+    def __init__(self, writer: WriterState, inner: KVNamespace) -> None:
         self.writer, self.inner = writer, inner
 
     def _row(self, key: str) -> tuple[bool, str | None]:
@@ -98,7 +93,7 @@ class WriterKV:
         The writer is the only one to write its user's index, so the copy it parsed stays
         exact between requests; at 10k entries that saves parsing and validating ~4 MB of
         JSON per write. The caller gets its own entry list (it appends and replaces entries;
-        a request that fails after changing an entry drops the copy, see `UserWriter.run`).
+        a request that fails after changing an entry drops the copy, see `WriterState.run`).
         """
         held = self.writer.warm
         if held is None or held[0] != key:
@@ -161,7 +156,7 @@ class WriterKV:
         return await self.inner.list(prefix=prefix, limit=limit, cursor=cursor)
 
 
-class UserWriter:
+class WriterState:
     """The state of one user's writer: its table, its lock, the pending index write."""
 
     def __init__(
