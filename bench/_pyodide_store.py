@@ -20,8 +20,8 @@ from bench.bench_store import TASK, entity_input
 from entity_memory.embeddings.catalog import DEFAULT_MODEL
 from entity_memory.embeddings.embedder import build_embedder
 from entity_memory.service.retrieval import retrieve_for_context
-from entity_memory.service.settings import wall_clock_ms
 from entity_memory.service.user_writer import WriterState
+from entity_memory.settings import wall_clock_ms
 from entity_memory.storage.local_table import SQLiteTable
 from entity_memory.storage.store import EntityStore
 

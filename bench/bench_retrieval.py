@@ -47,9 +47,9 @@ from entity_memory.embeddings.vectors import (
 )
 from entity_memory.extraction.base import Message
 from entity_memory.extraction.registry import build_extractor
+from entity_memory.service.bindings import Bindings
 from entity_memory.service.extract_session import SessionExtraction
 from entity_memory.service.retrieval import retrieve_for_context, semantic_similarity
-from entity_memory.service.settings import Bindings
 from entity_memory.storage.d1 import SQLiteD1
 from entity_memory.storage.kv import InMemoryKV
 from entity_memory.storage.ledger import Ledger

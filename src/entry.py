@@ -10,9 +10,9 @@ from entity_memory.http.app import create_app
 from entity_memory.http.errors import refusal_for
 from entity_memory.service.maintenance import scheduled_reindex
 from entity_memory.service.retry_pending import scheduled_retry_pending
-from entity_memory.service.settings import wall_clock_ms
 from entity_memory.service.user_writer import WriterState
 from entity_memory.service.writer_host import WriterHost
+from entity_memory.settings import wall_clock_ms
 
 app = create_app(bind)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
-from entity_memory.service.settings import WriterStubs
+from entity_memory.service.bindings import WriterStubs
 from entity_memory.storage.local_table import LocalTable, PartedTable, SQLiteTable
 
 T = TypeVar("T")

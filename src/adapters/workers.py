@@ -16,7 +16,9 @@ from collections.abc import Coroutine, Iterator, Mapping, Sequence
 from typing import Any
 
 from adapters.durable_object import durable_writers
-from entity_memory.service.settings import AiRun, Bindings, HttpPost, RateLimit, Settings
+from entity_memory.embeddings.embedder import AiRun
+from entity_memory.service.bindings import Bindings
+from entity_memory.settings import VAR_NAMES, HttpPost, RateLimit, Settings
 from entity_memory.storage.kv import (
     MAX_BULK_GET_KEYS,
     MAX_LIST_LIMIT,
@@ -252,31 +254,6 @@ async def workers_http_post(
     Raises `TimeoutError` after `timeout_s`, and the runtime's error when the request fails.
     """
     return await asyncio.wait_for(_fetch_post(url, headers, body), timeout_s)
-
-
-#: The vars and secrets the service reads; `EnvVars` also answers any other name on request.
-VAR_NAMES = (
-    "EXTRACTOR",
-    "LLM_BASE_URL",
-    "LLM_API_KEY",
-    "LLM_MODEL",
-    "LLM_TIMEOUT_S",
-    "LLM_TEMPERATURE",
-    "LLM_MAX_TOKENS",
-    "LLM_CONTEXT_TOKENS",
-    "LLM_ATTEMPTS",
-    "AI_MODEL",
-    "AI_TIMEOUT_S",
-    "AI_MAX_TOKENS",
-    "API_TOKEN",
-    "EMBEDDING_MODEL",
-    "ALLOW_CLOCK_OVERRIDE",
-    "TTL_DAYS_PREFERENCE",
-    "TTL_DAYS_PAIN_POINT",
-    "TTL_DAYS_DECISION",
-    "TTL_DAYS_CAMPAIGN",
-    "TTL_DAYS_METRIC",
-)
 
 
 class EnvVars(Mapping[str, Any]):

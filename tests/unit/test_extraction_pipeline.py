@@ -25,12 +25,13 @@ from entity_memory.extraction.base import (
 from entity_memory.extraction.resolve import Resolver, fuzzy_same
 from entity_memory.extraction.validate import validate_candidates
 from entity_memory.http.app import create_app
+from entity_memory.service.bindings import Bindings
 from entity_memory.service.extract_session import (
     SessionExtraction,
     transcript_to_messages,
 )
 from entity_memory.service.retry_pending import retry_pending_sessions
-from entity_memory.service.settings import Bindings, Settings
+from entity_memory.settings import Settings
 from entity_memory.storage.d1 import CountingD1
 from entity_memory.storage.kv import CountingKV
 from entity_memory.storage.ledger import Ledger
@@ -486,11 +487,7 @@ async def test_put_accepts_typed_entities_with_provenance_and_reads_show_it(
 
 
 def test_extractor_settings_are_parsed_once_with_defaults_and_loud_errors() -> None:
-    from entity_memory.service.settings import (
-        DEFAULT_AI_MODEL,
-        DEFAULT_LLM_MAX_TOKENS,
-        ExtractorSettings,
-    )
+    from entity_memory.settings import DEFAULT_AI_MODEL, DEFAULT_LLM_MAX_TOKENS, ExtractorSettings
 
     default = ExtractorSettings.from_vars({})
     assert (default.extractor, default.ai_model) == ("auto", DEFAULT_AI_MODEL)

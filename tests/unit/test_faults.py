@@ -23,10 +23,11 @@ import pytest
 from entity_memory.domain.models import BaseEntity, parse_entity
 from entity_memory.extraction.base import Message
 from entity_memory.http.app import create_app
+from entity_memory.service.bindings import Bindings
 from entity_memory.service.erasure import forget_user
 from entity_memory.service.extract_session import SessionExtraction
 from entity_memory.service.reindex import reindex
-from entity_memory.service.settings import Bindings, Settings
+from entity_memory.settings import Settings
 from entity_memory.storage.d1 import SQLiteD1, Statement
 from entity_memory.storage.kv import InMemoryKV, KVListPage
 from entity_memory.storage.ledger import Ledger

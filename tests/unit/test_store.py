@@ -5,7 +5,7 @@ import pytest
 from entity_memory.domain.keys import InvalidId
 from entity_memory.service.reindex import reindex
 from entity_memory.service.retrieval import retrieve_for_context
-from entity_memory.service.settings import Settings
+from entity_memory.settings import Settings
 from entity_memory.storage.kv import CountingKV, InMemoryKV
 from entity_memory.storage.store import EntityStore
 

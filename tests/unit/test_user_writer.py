@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from entity_memory.http.app import create_app
-from entity_memory.service.settings import Bindings
+from entity_memory.service.bindings import Bindings
 from entity_memory.service.user_writer import MIN_INDEX_WRITE_INTERVAL_MS
 from entity_memory.storage.kv import CountingKV, InMemoryKV
 

@@ -21,7 +21,7 @@ from fastapi.routing import APIRoute
 
 from entity_memory.http import deps
 from entity_memory.http.app import create_app
-from entity_memory.service.settings import Bindings
+from entity_memory.service.bindings import Bindings
 from entity_memory.storage.kv import CountingKV, InMemoryKV
 
 from .conftest import Clock

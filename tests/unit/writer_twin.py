@@ -11,7 +11,7 @@ from typing import Any
 
 from entity_memory.extraction.registry import ExtractorFactory, build_extractor
 from entity_memory.http.errors import refusal_for
-from entity_memory.service.settings import Bindings
+from entity_memory.service.bindings import Bindings
 from entity_memory.service.user_writer import WriterState
 from entity_memory.service.writer_host import WriterHost
 from entity_memory.service.writes import OPERATIONS

@@ -27,7 +27,7 @@ from entity_memory.http.routers import (
     maintenance,
     meta,
 )
-from entity_memory.service.settings import Bindings
+from entity_memory.service.bindings import Bindings
 
 ROUTERS = (inspector, meta, entities, context, admin, extraction, ledger, maintenance)
 

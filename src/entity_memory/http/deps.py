@@ -18,9 +18,9 @@ from entity_memory.domain.keys import validate_id, validate_type
 from entity_memory.extraction.registry import ExtractorFactory
 from entity_memory.http.errors import ApiError
 from entity_memory.service.auth import Principal, TokenStore
+from entity_memory.service.bindings import Bindings
 from entity_memory.service.expiry import ReportExpired
 from entity_memory.service.maintenance import expired_to_writer
-from entity_memory.service.settings import Bindings
 from entity_memory.service.stores import build_store
 from entity_memory.service.writes import InProcessWriter, RemoteWriter, WriteContext, Writer
 from entity_memory.storage.d1 import CountingD1

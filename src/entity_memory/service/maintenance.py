@@ -10,9 +10,9 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from entity_memory.service.bindings import Bindings
 from entity_memory.service.expiry import ReportExpired
 from entity_memory.service.reindex import reindex
-from entity_memory.service.settings import Bindings
 from entity_memory.service.stores import build_store
 from entity_memory.service.writes import (
     EntityRefModel,

@@ -12,12 +12,12 @@ from typing import Any
 
 from entity_memory.extraction.base import Message
 from entity_memory.extraction.registry import ExtractorFactory, build_extractor
+from entity_memory.service.bindings import Bindings
 from entity_memory.service.extract_session import (
     PENDING_MAX_RETRY_MS,
     ExtractionRequestError,
     SessionExtraction,
 )
-from entity_memory.service.settings import Bindings
 from entity_memory.service.stores import build_store
 from entity_memory.service.writes import ExtractCall, RemoteWriter, WriterRefused, WriterUnavailable
 from entity_memory.storage.ledger import Ledger

@@ -7,7 +7,7 @@ build their store here, so none of them forgets the embedder or the writer's hel
 from __future__ import annotations
 
 from entity_memory.embeddings.embedder import build_embedder
-from entity_memory.service.settings import Bindings
+from entity_memory.service.bindings import Bindings
 from entity_memory.storage.ledger import Ledger
 from entity_memory.storage.store import EntityStore
 

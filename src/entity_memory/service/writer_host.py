@@ -18,7 +18,7 @@ from dataclasses import replace
 from pydantic import BaseModel, ValidationError
 
 from entity_memory.extraction.registry import ExtractorFactory, build_extractor
-from entity_memory.service.settings import Bindings
+from entity_memory.service.bindings import Bindings
 from entity_memory.service.stores import build_ledger, build_store
 from entity_memory.service.user_writer import WriterState
 from entity_memory.service.writes import (

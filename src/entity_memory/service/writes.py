@@ -32,8 +32,8 @@ from entity_memory.extraction.registry import ExtractorFactory
 from entity_memory.service import erasure, expiry
 from entity_memory.service import reindex as reindexing
 from entity_memory.service.auth import TokenStore
+from entity_memory.service.bindings import Bindings
 from entity_memory.service.extraction.pipeline import ExtractionOutcome, SessionExtraction
-from entity_memory.service.settings import Bindings
 from entity_memory.service.user_writer import WriterState
 from entity_memory.storage.ledger import Ledger
 from entity_memory.storage.store import EntityStore

@@ -38,7 +38,7 @@ from entity_memory.domain.models import (
 )
 from entity_memory.embeddings.embedder import Embedder
 from entity_memory.embeddings.vectors import centred, pack_signs, running_mean
-from entity_memory.service.settings import Settings, wall_clock_ms
+from entity_memory.settings import Settings, wall_clock_ms
 from entity_memory.storage.d1 import Statement
 from entity_memory.storage.held_index import HeldIndex
 from entity_memory.storage.kv import MAX_BULK_GET_KEYS, MAX_METADATA_BYTES, KVListKey, KVNamespace
