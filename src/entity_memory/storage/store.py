@@ -13,10 +13,9 @@ This module is KV and D1 I/O only: what to rank (service/retrieval.py), what has
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,7 +40,8 @@ from entity_memory.embeddings.vectors import centred, pack_signs, running_mean
 from entity_memory.settings import Settings, wall_clock_ms
 from entity_memory.storage.d1 import Statement
 from entity_memory.storage.held_index import HeldIndex
-from entity_memory.storage.kv import MAX_BULK_GET_KEYS, MAX_METADATA_BYTES, KVListKey, KVNamespace
+from entity_memory.storage.kv import MAX_BULK_GET_KEYS, KVListKey, KVNamespace
+from entity_memory.storage.kv_io import bounded_gather, chunks, kv_metadata
 from entity_memory.storage.ledger import Ledger
 
 logger = logging.getLogger(__name__)
@@ -51,8 +51,6 @@ Adjust = Callable[[BaseEntity | None, EntityInputBase], EntityInputBase]
 
 #: Entries an index keeps at most (see `write_index`): ~6 MB of JSON.
 MAX_INDEX_ENTRIES = 20_000
-#: Characters of the name kept in KV metadata (KV caps metadata at 1024 bytes).
-METADATA_NAME_CHARS = 120
 
 
 class CorruptRecord(Exception):
@@ -78,46 +76,10 @@ class UpsertResult:
         }
 
 
-def kv_metadata(entity: BaseEntity) -> dict[str, Any]:
-    """The SPEC's KV metadata plus the name, cut until it fits KV's 1024-byte metadata cap
-    (measured with ASCII escapes, the stricter count, as `check_put` does)."""
-    meta: dict[str, Any] = {
-        "type": entity.type,
-        "importance": entity.importance,
-        "updatedAt": entity.updated_at,
-        "name": entity.name[:METADATA_NAME_CHARS],
-    }
-    while len(json.dumps(meta).encode()) > MAX_METADATA_BYTES and meta["name"]:
-        meta["name"] = meta["name"][: len(meta["name"]) * 3 // 4]
-    return meta
-
-
 def drop_vectors(index: EntityIndex) -> None:
     """Remove every entry's vector (another model's), replacing entries rather than changing
     them: they may be shared with the parsed index the user's writer keeps."""
     index.entries = [e.model_copy(update={"vec": None}) if e.vec else e for e in index.entries]
-
-
-#: KV writes in flight at once (a Worker keeps at most six connections open at a time).
-WRITE_CONCURRENCY = 6
-
-
-async def _bounded_gather(calls: Sequence[Coroutine[Any, Any, None]]) -> None:
-    """Await `calls` with at most WRITE_CONCURRENCY in flight; the first failure propagates
-    after the calls already started have finished (nothing is left half-sent)."""
-    for start in range(0, len(calls), WRITE_CONCURRENCY):
-        results = await asyncio.gather(
-            *calls[start : start + WRITE_CONCURRENCY], return_exceptions=True
-        )
-        failed = [r for r in results if isinstance(r, BaseException)]
-        if failed:
-            for pending in calls[start + WRITE_CONCURRENCY :]:
-                pending.close()
-            raise failed[0]
-
-
-def _chunks(items: Sequence[str], size: int) -> list[Sequence[str]]:
-    return [items[i : i + size] for i in range(0, len(items), size)]
 
 
 class EntityStore:
@@ -157,7 +119,7 @@ class EntityStore:
     async def get_many(self, keys: Sequence[str]) -> dict[str, BaseEntity | None]:
         """Bulk-get `keys` in KV-sized chunks: ceil(n / 100) reads instead of n."""
         found: dict[str, BaseEntity | None] = {}
-        for chunk in _chunks(list(dict.fromkeys(keys)), MAX_BULK_GET_KEYS):
+        for chunk in chunks(list(dict.fromkeys(keys)), MAX_BULK_GET_KEYS):
             for key, data in (await self.kv.get_json_many(chunk)).items():
                 found[key] = None if data is None else self._parse_or_skip(key, data)
         return found
@@ -208,7 +170,7 @@ class EntityStore:
         """What KV itself holds for `keys` (raw JSON; None where absent), in bulk reads: an
         expiry is checked against KV, not against a copy that trusts an old read."""
         found: dict[str, Any] = {}
-        for chunk in _chunks(list(dict.fromkeys(keys)), MAX_BULK_GET_KEYS):
+        for chunk in chunks(list(dict.fromkeys(keys)), MAX_BULK_GET_KEYS):
             found.update(await self.replica.get_json_many(chunk))
         return found
 
@@ -285,15 +247,7 @@ class EntityStore:
         if index is None:
             index = await self.read_index(user_id)
 
-        current: dict[str, BaseEntity | None] = dict(stored)
-        merged: list[MergeResult] = []
-        for key, item in zip(keys, items, strict=True):
-            if adjust is not None:
-                item = adjust(current[key], item)
-            result = merge(current[key], item, user_id, session_id, now)
-            current[key] = result.entity
-            merged.append(result)
-
+        current, merged = self._merge_batch(keys, items, stored, user_id, session_id, now, adjust)
         dirty = [k for k in dict.fromkeys(keys) if current[k] is not stored[k]]
         # An entity stored but missing from the index (a crash between the two writes, or a
         # lost index write) is indexed again when it is sent again, even when unchanged.
@@ -304,14 +258,8 @@ class EntityStore:
             if k not in dirty and (current[k].type, current[k].id) not in indexed  # type: ignore[union-attr]
         ]
         # Different keys, so no write waits for another: send them together, a few at a time.
-        await _bounded_gather([self._put_entity(k, current[k]) for k in dirty])  # type: ignore[arg-type]
-        if self.ledger is not None:
-            written = [(r.entity, r.status, r.changes) for r in merged if r.status != "unchanged"]
-            written += await self._unrecorded(user_id, merged)
-            if written or ledger_extra:
-                await self.ledger.write(
-                    self.ledger.upsert_statements(written, now) + list(ledger_extra)
-                )
+        await bounded_gather([self._put_entity(k, current[k]) for k in dirty])  # type: ignore[arg-type]
+        await self._record(user_id, merged, now, ledger_extra)
         if dirty or unindexed:
             written = [current[k] for k in dirty + unindexed]
             await self._index_entities(user_id, index, written)  # type: ignore[arg-type]
@@ -319,6 +267,38 @@ class EntityStore:
             UpsertResult(key, r.entity, r.status, r.changes)
             for key, r in zip(keys, merged, strict=True)
         ]
+
+    def _merge_batch(
+        self,
+        keys: Sequence[str],
+        items: Sequence[EntityInputBase],
+        stored: dict[str, BaseEntity | None],
+        user_id: str,
+        session_id: str,
+        now: int,
+        adjust: Adjust | None,
+    ) -> tuple[dict[str, BaseEntity | None], list[MergeResult]]:
+        """Merge each item onto what is stored (or onto the batch's earlier merge of it)."""
+        current: dict[str, BaseEntity | None] = dict(stored)
+        merged: list[MergeResult] = []
+        for key, item in zip(keys, items, strict=True):
+            if adjust is not None:
+                item = adjust(current[key], item)
+            result = merge(current[key], item, user_id, session_id, now)
+            current[key] = result.entity
+            merged.append(result)
+        return current, merged
+
+    async def _record(
+        self, user_id: str, merged: Sequence[MergeResult], now: int, extra: Sequence[Statement]
+    ) -> None:
+        """The batch's one ledger write: a version per changed entity, and `extra`."""
+        if self.ledger is None:
+            return
+        written = [(r.entity, r.status, r.changes) for r in merged if r.status != "unchanged"]
+        written += await self._unrecorded(user_id, merged)
+        if written or extra:
+            await self.ledger.write(self.ledger.upsert_statements(written, now) + list(extra))
 
     async def _index_entities(
         self, user_id: str, index: EntityIndex, entities: Sequence[BaseEntity]
