@@ -236,8 +236,8 @@ async def test_llm_failure_is_degraded_and_pending_not_rules(pipeline_parts) -> 
     assert result["processed"] is False and result["entities"] == []
     assert rules.calls == []  # never silently downgraded
     pending = await ledger.pending_session("u1", "s1")
-    assert pending is not None and pending["ranges"] == [(0, 1)]
-    assert pending["extractor"] == "workers-ai"
+    assert pending is not None and pending.ranges == [(0, 1)]
+    assert pending.extractor == "workers-ai"
 
 
 async def test_the_rules_run_when_asked_even_with_an_llm_configured(pipeline_parts) -> None:
@@ -324,7 +324,7 @@ async def test_a_pending_session_is_not_due_before_its_backoff(
     outcome = await retry_pending_sessions(store, ledger, bindings, factory_for(workers_ai=llm))
     assert outcome["sessions"][0]["pending"] is True  # failed again: rescheduled
     pending = await ledger.pending_session("u1", "s1")
-    assert pending is not None and pending["attempts"] == 2
+    assert pending is not None and pending.attempts == 2
 
 
 async def test_provenance_accumulates_and_content_is_replaced(pipeline_parts, clock: Clock) -> None:

@@ -182,9 +182,7 @@ def _best(
     return sorted((i for i in indices if totals[i] >= kth), key=key)[:k]
 
 
-def _relevances(
-    lexicals: list[float], semantic: Sequence[float | None] | None
-) -> list[float]:
+def _relevances(lexicals: list[float], semantic: Sequence[float | None] | None) -> list[float]:
     """Lexical relevance mixed with semantic similarity; an entry without a vector keeps its
     lexical score."""
     if semantic is None:

@@ -20,6 +20,7 @@ import asyncio
 import json
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from entity_memory.domain.models import EntityIndex
@@ -42,6 +43,16 @@ KV_READ_TRUST_MS = 60 * 60 * 1000
 AUTHORITATIVE_KEY = "writer:authoritative"
 INDEX_SUFFIX = ":entities"
 INDEX_PREFIX = "index:"
+
+
+@dataclass(frozen=True)
+class HeldCopy:
+    """The parsed index a writer keeps between requests; one read from KV (not written
+    here) is trusted only until `trusted_until`, as its table row."""
+
+    key: str
+    index: EntityIndex
+    trusted_until: int | None
 
 
 def is_index_key(key: str) -> bool:
@@ -96,16 +107,16 @@ class WriterKV:
         a request that fails after changing an entry drops the copy, see `WriterState.run`).
         """
         held = self.writer.warm
-        if held is None or held[0] != key:
+        if held is None or held.key != key:
             return None
-        if held[2] is not None and held[2] <= self.writer.clock():
+        if held.trusted_until is not None and held.trusted_until <= self.writer.clock():
             return None  # read from KV, not written here, and no longer trusted (as its row)
         self.writer.index_read(key, None)
-        return held[1].model_copy(update={"entries": list(held[1].entries)})
+        return held.index.model_copy(update={"entries": list(held.index.entries)})
 
     def keep_index(self, key: str, index: EntityIndex) -> None:
         """Hold `index`, just read from or written to `key`, for the next request."""
-        self.writer.warm = (key, index, self.writer.index_trusted_until)
+        self.writer.warm = HeldCopy(key, index, self.writer.index_trusted_until)
 
     async def get_json_many(self, keys: Sequence[str]) -> dict[str, Any | None]:
         out: dict[str, Any | None] = {}
@@ -184,7 +195,7 @@ class WriterState:
         self.index_writes = 0
         #: The parsed index this writer last read or wrote (key, index, trusted until), kept
         #: between requests; an index read from KV is trusted only as long as its table row.
-        self.warm: tuple[str, EntityIndex, int | None] | None = None
+        self.warm: HeldCopy | None = None
         self.index_trusted_until: int | None = None
 
     def kv(self, inner: KVNamespace) -> WriterKV:
