@@ -23,6 +23,7 @@ from entity_memory.http import deps
 from entity_memory.http.app import create_app
 from entity_memory.service.bindings import Bindings
 from entity_memory.storage.kv import CountingKV, InMemoryKV
+from entity_memory.web import ASSETS
 
 from .conftest import Clock
 from .writer_twin import WriterTwin
