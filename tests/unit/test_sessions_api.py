@@ -104,3 +104,27 @@ async def test_forgetting_a_user_erases_its_rejections(client: httpx.AsyncClient
     gone = (await client.delete("/v1/users/ann")).json()
     assert "session_rejections" in gone["ledgerRowsDeleted"]
     assert (await client.get("/v1/admin/users")).json()["users"] == []
+
+
+async def test_the_list_gives_each_entitys_value_on_request(client: httpx.AsyncClient) -> None:
+    body = {
+        "session_id": "s1",
+        "entities": [
+            {
+                "type": "metric",
+                "name": "Alpha CPA",
+                "metadata": {"kpi": "CPA", "value": 41.5, "unit": "USD", "target": 40},
+            },
+            {
+                "type": "campaign",
+                "name": "Alpha",
+                "metadata": {"status": "enabled", "budget": 60},
+            },
+        ],
+    }
+    assert (await client.put("/v1/users/ann/entities", json=body)).status_code == 200
+    plain = (await client.get("/v1/users/ann/entities")).json()["entities"]
+    assert all("value" not in e for e in plain)
+    listed = (await client.get("/v1/users/ann/entities", params={"values": "true"})).json()
+    values = {e["name"]: e["value"] for e in listed["entities"]}
+    assert values == {"Alpha CPA": "41.5 USD (target 40 USD)", "Alpha": "enabled · budget 60"}

@@ -104,8 +104,13 @@ class UpsertResponse(Out):
     results: list[UpsertItemResult]
 
 
+class ListedEntity(IndexEntry):
+    #: With `values=true`: the entity's value in a few words (domain/headline.py).
+    value: str | None = None
+
+
 class EntityList(Out):
-    entities: list[IndexEntry]
+    entities: list[ListedEntity]
     count: int
 
 
