@@ -30,7 +30,17 @@ ASSETS: dict[str, Asset] = {
     "/inspector.js": Asset(path="inspector.js", media_type=_JS),
     **{
         f"/js/{name}.js": Asset(path=f"js/{name}.js", media_type=_JS)
-        for name in ("api", "changes", "dom", "entities", "entity", "nav")
+        for name in (
+            "api",
+            "changes",
+            "dom",
+            "entities",
+            "entity",
+            "manage",
+            "nav",
+            "sessions",
+            "tools",
+        )
     },
 }
 

@@ -3,7 +3,10 @@ import { changesPage, forgetPage } from "./js/changes.js";
 import { main, say, sayPending, state } from "./js/dom.js";
 import { entitiesPage, signInPage } from "./js/entities.js";
 import { entityPage } from "./js/entity.js";
+import { addPage } from "./js/manage.js";
 import { renderNav, signOut } from "./js/nav.js";
+import { sessionPage, sessionsPage } from "./js/sessions.js";
+import { contextPage, exportPage, usersPage } from "./js/tools.js";
 
 // --- router -----------------------------------------------------------------------------------
 async function route() {
@@ -11,7 +14,9 @@ async function route() {
   const params = new URLSearchParams(query || "");
   const parts = (path || "/").split("/").filter(Boolean).map(decodeURIComponent);
   renderNav();
-  if (!state.user || parts[0] === "signin") {
+  // The admin's user list needs no user; every other page is about one.
+  const adminOnly = parts[0] === "users" && (state.token || state.user);
+  if ((!state.user && !adminOnly) || parts[0] === "signin") {
     signInPage();
     document.body.dataset.route = location.hash;
     return;
@@ -21,6 +26,12 @@ async function route() {
     if (parts[0] === "entity" && parts.length === 3) await entityPage(parts[1], parts[2]);
     else if (parts[0] === "changes") await changesPage(params);
     else if (parts[0] === "forget") forgetPage();
+    else if (parts[0] === "add") addPage(params);
+    else if (parts[0] === "sessions") await sessionsPage();
+    else if (parts[0] === "session" && parts.length === 2) await sessionPage(parts[1]);
+    else if (parts[0] === "context") await contextPage(params);
+    else if (parts[0] === "export") await exportPage();
+    else if (parts[0] === "users") await usersPage();
     else await entitiesPage(params);
   } catch (err) {
     if (err instanceof ApiError && err.status === 401) signOut(explain(err), "error");

@@ -91,7 +91,11 @@ export function entityHref(type, id) {
 }
 
 export function tableWrap(caption, head, rows) {
-  return h("div", { class: "table-wrap" }, h("table", {},
+  // Each cell names its column, so a phone's stylesheet can stack the rows (no sideways scroll).
+  for (const row of rows) {
+    [...row.children].forEach((cell, i) => { if (head[i]) cell.dataset.label = head[i]; });
+  }
+  return h("div", { class: "table-wrap" }, h("table", { class: "data" },
     h("caption", { class: "sr-only" }, caption),
     h("thead", {}, h("tr", {}, head.map((c) => h("th", { scope: "col" }, c)))),
     h("tbody", {}, rows)));

@@ -6,7 +6,7 @@ import {
 // --- pages ------------------------------------------------------------------------------------
 export function signInPage() {
   const user = h("input", {
-    id: "user", name: "user", required: true, autocomplete: "username",
+    id: "user", name: "user", autocomplete: "username", "aria-describedby": "user-help",
     value: state.user, pattern: "[A-Za-z0-9._@+\\-]+", spellcheck: "false",
   });
   const token = h("input", {
@@ -15,6 +15,7 @@ export function signInPage() {
   });
   const form = h("form", { class: "card narrow", onsubmit: onSubmit },
     h("label", { for: "user" }, "User id"), user,
+    h("p", { id: "user-help", class: "help" }, "Empty with the admin token: the list of users."),
     h("label", { for: "token" }, "Token"), token,
     h("p", { id: "token-help", class: "help" },
       "The admin token (API_TOKEN) or a token minted for this user. Leave empty when the " +
@@ -25,15 +26,15 @@ export function signInPage() {
     state.user = user.value.trim();
     state.token = token.value.trim();
     try {
-      await api("GET", userPath("/entities"));
+      await api("GET", state.user ? userPath("/entities") : "/v1/admin/users?limit=1");
     } catch (err) {
       say(explain(err), "error");
       return;
     }
     sessionStorage.setItem("em.user", state.user);
     sessionStorage.setItem("em.token", state.token);
-    sayNext("Signed in as " + state.user + ".");
-    location.hash = "#/entities";
+    sayNext(state.user ? "Signed in as " + state.user + "." : "Signed in as the admin.");
+    location.hash = state.user ? "#/entities" : "#/users";
   }
   page("Sign in", h("p", { class: "lead" },
     "Inspect and steer what entity-memory remembers about one user."), form);
@@ -75,10 +76,12 @@ export function searchForm(type, query) {
 export async function entitiesPage(params) {
   const type = TYPES.includes(params.get("type")) ? params.get("type") : null;
   const query = (params.get("q") || "").trim();
-  const listing = await api("GET", userPath("/entities"));
+  const listing = await api("GET", userPath("/entities?values=true"));
   const counts = { all: listing.count };
   for (const e of listing.entities) counts[e.type] = (counts[e.type] || 0) + 1;
-  const parts = [typeTabs(type || "all", counts, query), searchForm(type, query)];
+  const parts = [typeTabs(type || "all", counts, query), searchForm(type, query),
+    h("p", {}, h("a", { class: "button secondary", href: "#/add" + (type ? "?type=" + type : "") },
+      "Add an entity"))];
   if (query) {
     const found = await api("POST", userPath("/context"), {
       task: query, limit: 100, explain: true,
@@ -102,11 +105,12 @@ export async function entitiesPage(params) {
   page("Entities", ...parts);
 }
 
+// Grouped by type already (a section per type): no Type column; the value saves a click.
 export function entityTable(entries) {
-  return tableWrap("Entities", ["Name", "Type", "Importance", "Updated", "Version"],
+  return tableWrap("Entities", ["Name", "Value", "Importance", "Updated", "Version"],
     entries.map((e) => h("tr", {},
       h("td", {}, h("a", { href: entityHref(e.type, e.id) }, e.name)),
-      h("td", {}, typeBadge(e.type)),
+      h("td", { class: "value" }, e.value || "—"),
       h("td", { class: "num" }, fmtNum(e.importance)),
       h("td", {}, fmtDate(e.updatedAt)),
       h("td", { class: "num" }, e.version || "—"))));

@@ -1,4 +1,5 @@
 import { ApiError, api, explain, userPath } from "./api.js";
+import { mergeSection, mergedFrom } from "./manage.js";
 import {
   EDIT_SESSION, HIDDEN_META, MAPPING_META, TYPE_LABEL, fmtDate, fmtNum, fmtValue, h, humanize, main, page, s, say, sayNext, section, tableWrap, typeBadge,
 } from "./dom.js";
@@ -278,7 +279,24 @@ export async function entityPage(type, id) {
     } catch { trend = null; }
     parts.push(metricChart(entity, trend));
   }
-  parts.push(provenanceSection(entity), historySection(versions), deleteSection(entity));
+  parts.push(provenanceSection(entity), historySection(versions));
+  for (const otherId of mergedFrom(versions)) {
+    let theirs = [];
+    try {
+      theirs = (await api("GET", userPath("/entities/" + encodeURIComponent(type) + "/" +
+        encodeURIComponent(otherId) + "/history"))).versions;
+    } catch (err) {
+      if (!(err instanceof ApiError && err.status === 404)) throw err;
+    }
+    const block = historySection(theirs);
+    block.setAttribute("aria-label", "History of " + otherId);
+    block.classList.add("merged");
+    block.querySelector("h2").replaceChildren("Merged in: ",
+      h("a", { href: "#/entity/" + encodeURIComponent(type) + "/" + encodeURIComponent(otherId) },
+        otherId));
+    parts.push(block);
+  }
+  parts.push(await mergeSection(entity, reload), deleteSection(entity));
   page(entity.name, ...parts);
 }
 

@@ -4,13 +4,21 @@ import { h, sayNext, state } from "./dom.js";
 export function renderNav() {
   const nav = document.getElementById("nav");
   nav.replaceChildren();
-  if (!state.user) return;
+  if (!state.user) {
+    if (state.token) {
+      nav.append(h("a", { href: "#/users" }, "Users"),
+        h("button", { type: "button", class: "link", onclick: () => signOut() }, "Sign out"));
+    }
+    return;
+  }
   const here = location.hash.split("?")[0];
   const link = (href, label) => h("a", {
     href, "aria-current": here.startsWith(href.split("?")[0]) ? "page" : null,
   }, label);
   nav.append(
-    link("#/entities", "Entities"), link("#/changes", "Changes"), link("#/forget", "Forget user"),
+    link("#/entities", "Entities"), link("#/sessions", "Sessions"), link("#/context", "Context"),
+    link("#/changes", "Changes"), link("#/export", "Export"), link("#/users", "Users"),
+    link("#/forget", "Forget user"),
     h("span", { class: "who" }, "User ", h("strong", {}, state.user)),
     h("button", { type: "button", class: "link", onclick: () => signOut() }, "Sign out"),
   );
