@@ -37,12 +37,21 @@ class ModelSpec:
     schema_style: SchemaStyle
     #: Reasoning models reject `temperature` (some) and spend output tokens thinking.
     reasoning: bool = False
+    #: How extraction asks it (extraction/llm/typed.py). One call per chunk for the large
+    #: models: they do every kind at once, and the typed designs cost 5 requests a chunk; a
+    #: small model does better with short passes, one kind of fact each (bench_extraction).
+    design: str = "single"
 
+
+#: The design for the local 1.5B model, chosen on the dev set (README, "Which extractor you get").
+SMALL_MODEL_DESIGN = "union"
 
 #: Workers AI models we have read the documentation of (window from the model's page).
 WORKERS_AI_MODELS: dict[str, ModelSpec] = {
     "@cf/zai-org/glm-4.7-flash": ModelSpec(131_072, "named", reasoning=True),
     "@cf/meta/llama-3.3-70b-instruct-fp8-fast": ModelSpec(24_000, "bare"),
+    # The local host's model (local/llm.mjs), in the window its llama-server is started with.
+    "local/qwen2.5-coder-1.5b-instruct": ModelSpec(8_192, "named", design=SMALL_MODEL_DESIGN),
 }
 
 _REASONING_NAMES = re.compile(r"(^|[/:_-])(o\d|gpt-5|gpt-oss|deepseek-r1|qwq|glm-4\.[5-9])|reason")

@@ -33,7 +33,6 @@ from entity_memory.extraction.llm.ask import (
 )
 from entity_memory.extraction.llm.catalog import openai_spec
 from entity_memory.extraction.llm.chat import (
-    DEFAULT_DESIGN,
     ChatExtractor,
     PromptTooLong,
     RetryableError,
@@ -90,7 +89,7 @@ class OpenAICompatExtractor(ChatExtractor):
         context_tokens: int | None = None,
         attempts: int = DEFAULT_LLM_ATTEMPTS,
         sleep: Sleep | None = None,
-        design: Design = DEFAULT_DESIGN,
+        design: Design | None = None,
     ) -> None:
         if not base_url:
             raise ValueError("base_url is required, e.g. http://127.0.0.1:8080/v1")

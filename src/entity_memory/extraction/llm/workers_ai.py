@@ -32,7 +32,6 @@ from entity_memory.extraction.llm.ask import (
 )
 from entity_memory.extraction.llm.catalog import REASONING_MAX_TOKENS, workers_ai_spec
 from entity_memory.extraction.llm.chat import (
-    DEFAULT_DESIGN,
     ChatExtractor,
     PromptTooLong,
     RetryableError,
@@ -92,7 +91,7 @@ class WorkersAIExtractor(ChatExtractor):
         max_tokens: int | None = None,
         attempts: int = DEFAULT_LLM_ATTEMPTS,
         sleep: Sleep | None = None,
-        design: Design = DEFAULT_DESIGN,
+        design: Design | None = None,
     ) -> None:
         spec = workers_ai_spec(model)
         if max_tokens is None:
