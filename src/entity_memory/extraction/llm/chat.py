@@ -262,7 +262,7 @@ class ChatExtractor:
         rules: list[dict[str, Any]] = []
         if self.design in ("confirm", "union"):
             rules = extract_candidates(list(chunk.messages), list(known))
-        passes = TypedPasses(self.design)
+        passes = TypedPasses(self.design, self.max_tokens)
         try:
             found = await passes.run(self, chunk, context, relevant, now_ms, rules, result)
         except PromptTooLong as exc:
