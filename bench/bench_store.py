@@ -29,6 +29,7 @@ from typing import Any
 
 from bench.spec_way import SpecWayStore
 from entity_memory.domain.models import EntityInputBase, entity_input_adapter
+from entity_memory.service.retrieval import retrieve_for_context
 from entity_memory.storage.kv import CountingKV, InMemoryKV
 from entity_memory.storage.store import EntityStore
 
@@ -102,7 +103,7 @@ async def measure(label: str, store: EntityStore, kv: CountingKV, n: int) -> dic
         if isinstance(store, SpecWayStore):
             await store.retrieve_one_by_one("bench", TASK, 20)
         else:
-            await store.retrieve_for_context("bench", TASK, 20)
+            await retrieve_for_context(store, "bench", TASK, 20)
 
     row: dict[str, Any] = {}
     kv.ops.clear()

@@ -314,7 +314,8 @@ def in_process_client(llm_vars: dict[str, str] | None = None) -> httpx.Client:
     import threading
 
     from entity_memory.http.app import create_app
-    from entity_memory.service.settings import Bindings, Settings
+    from entity_memory.service.bindings import Bindings
+    from entity_memory.settings import Settings
     from entity_memory.storage.d1 import SQLiteD1
     from entity_memory.storage.kv import InMemoryKV
 

@@ -10,11 +10,12 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+from entity_memory.domain.index_entries import index_entry_for
 from entity_memory.domain.keys import entity_key, index_key
 from entity_memory.domain.merge import entity_id_for, merge
 from entity_memory.domain.models import BaseEntity, EntityIndex, EntityInputBase, parse_entity
 from entity_memory.domain.ranking import score_entries
-from entity_memory.storage.store import EntityStore, index_entry_for
+from entity_memory.storage.store import EntityStore
 
 
 class SpecWayStore(EntityStore):

@@ -11,7 +11,9 @@
 //   (`<persist>/do/<class>/<id>.sqlite`), handed to the object as `ctx.storage.sqlitePath`
 //   instead of `ctx.storage.sql` (the seam: Python's sqlite3 in place of the platform's SQL
 //   API; adapters/durable_object.py picks by what it is given);
-// - stubs are plain objects with `fetch`, so Python never mistakes one for a promise.
+// - stubs are plain objects with `fetch` and one function per RPC method of the class (its
+//   public methods, listed by Python), so Python never mistakes one for a promise (no `then`);
+//   `await stub.upsert(json)` reaches the instance's `upsert` as workerd's RPC would.
 // - alarms: `ctx.storage.setAlarm(ms)` / `getAlarm()` / `deleteAlarm()`; at that time the
 //   instance's `alarm()` runs. Persisted next to the object's storage (`<id>.alarm`), so an
 //   alarm set before a restart still fires after it.
@@ -54,11 +56,18 @@ export class DurableObjectNamespace {
   get(id) {
     const host = this.#host;
     const className = this.#className;
-    return {
+    const stub = {
       id,
       name: id.name,
       fetch: (input, init) => host.fetch(className, id, new Request(input, init)),
     };
+    // RPC: one function per public method of the class, as workerd's stub offers; the call
+    // reaches the one live instance of this id, its arguments and result converted as in
+    // workerd (python_from_rpc / python_to_rpc). An exception in the method rejects the call.
+    for (const method of host.methods(className)) {
+      stub[method] = (...args) => host.call(className, id, method, args);
+    }
+    return stub;
   }
   getByName(name) {
     return this.get(this.idFromName(name));
@@ -133,6 +142,20 @@ export class ObjectHost {
       this.#instances.set(key, found);
     }
     return found;
+  }
+  #methods = new Map();
+  // The RPC methods of a class, asked of Python once per class.
+  methods(className) {
+    if (!this.#methods.has(className)) {
+      const names = this.dispatch.object_methods(this.module, className);
+      this.#methods.set(className, names.toJs());
+      names.destroy();
+    }
+    return this.#methods.get(className);
+  }
+  async call(className, id, method, args) {
+    const instance = this.#instance(className, id);
+    return await this.dispatch.call_object_method(instance, method, args);
   }
   async fetch(className, id, request) {
     const instance = this.#instance(className, id);

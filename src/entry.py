@@ -7,11 +7,12 @@ from workers import DurableObject, WorkerEntrypoint
 from adapters.durable_object import alarm_setter, open_table
 from adapters.workers import bind
 from entity_memory.http.app import create_app
+from entity_memory.http.errors import refusal_for
 from entity_memory.service.maintenance import scheduled_reindex
 from entity_memory.service.retry_pending import scheduled_retry_pending
-from entity_memory.service.settings import wall_clock_ms
-from entity_memory.service.user_writer import INDEX_WRITES_HEADER
-from entity_memory.service.user_writer import UserWriter as WriterState
+from entity_memory.service.user_writer import WriterState
+from entity_memory.service.writer_host import WriterHost
+from entity_memory.settings import wall_clock_ms
 
 app = create_app(bind)
 
@@ -28,21 +29,32 @@ class Default(WorkerEntrypoint):
 
 
 class UserWriter(DurableObject):
-    """One user's writer: the Worker forwards that user's writes here, one instance per id."""
+    """One user's writer. The Worker calls its methods (Durable Object RPC), one per write
+    operation of `service.writes.OPERATIONS`; each takes the call's JSON and answers the
+    reply's JSON. It has no `fetch`: the public API is served by the Worker alone."""
 
     def __init__(self, ctx, env):
         super().__init__(ctx, env)
-        self.writer = WriterState(open_table(ctx), wall_clock_ms, schedule_retry=alarm_setter(ctx))
-        self.app = create_app(bind, writer=self.writer)
+        state = WriterState(open_table(ctx), wall_clock_ms, schedule_retry=alarm_setter(ctx))
+        self.host = WriterHost(state, lambda: bind(self.env), refusal_for)
 
     async def alarm(self, *_):
-        await self.writer.retry_flush()
+        await self.host.state.retry_flush()
 
-    async def fetch(self, request):
-        response = await self.writer.run(
-            lambda: asgi.fetch(self.app, request, self.env, self.ctx),
-            failed=lambda r: r.status >= 400,
-        )
-        # How many times this writer has written the index key to KV (coalescing, measured).
-        response.headers.set(INDEX_WRITES_HEADER, str(self.writer.index_writes))
-        return response
+    async def upsert(self, call):
+        return await self.host.serve("upsert", call)
+
+    async def delete_entity(self, call):
+        return await self.host.serve("delete_entity", call)
+
+    async def extract(self, call):
+        return await self.host.serve("extract", call)
+
+    async def reindex(self, call):
+        return await self.host.serve("reindex", call)
+
+    async def drop_expired(self, call):
+        return await self.host.serve("drop_expired", call)
+
+    async def forget(self, call):
+        return await self.host.serve("forget", call)

@@ -82,6 +82,29 @@ def make_object(module_name: str, class_name: str, ctx: Any, env: Any) -> Any:
     return cls(ctx, env)
 
 
+def object_methods(module_name: str, class_name: str) -> list[str]:
+    """The RPC methods of a Durable Object class, as workerd exposes them on a stub: its
+    public methods (not starting with `_`), the handlers `fetch` and `alarm` left out (the
+    stub's `fetch` is the host's own, and `alarm` is called by the runtime, not by callers)."""
+    cls = getattr(importlib.import_module(module_name), class_name)
+    return [
+        name
+        for name, member in inspect.getmembers(cls, callable)
+        if not name.startswith("_") and name not in ("fetch", "alarm")
+    ]
+
+
+async def call_object_method(instance: Any, name: str, args: Any) -> Any:
+    """An RPC call on a Durable Object instance, as workerd makes it: each JS argument through
+    `python_from_rpc`, the method awaited, its result back through `python_to_rpc` (so a str
+    crosses as a JS string, a dict as a plain object)."""
+    method = getattr(instance, name)
+    result = method(*[python_from_rpc(arg) for arg in args])
+    if inspect.isawaitable(result):
+        result = await result
+    return python_to_rpc(result)
+
+
 async def call_object_fetch(instance: Any, request: Any) -> Any:
     args = _relaxed_args(instance.fetch, [python_from_rpc(request)])
     result = instance.fetch(*args)

@@ -1,10 +1,11 @@
-"""The user's writer as a Durable Object, and the Worker's way of reaching it.
+"""The user's writer as a Durable Object: its storage, its alarm, and the Worker's way of
+reaching it.
 
-`UserWriterObject` is the Python `DurableObject` class (exported from entry.py as
-`UserWriter`, the name wrangler.toml binds as USER_WRITER). One instance per user id: it runs
-the same app, but each request runs alone (`UserWriter.run`) and against the writer's own
-copy in the object's SQLite storage (`service.user_writer`). The Worker forwards a user's
-write requests here with `durable_forward`; reads stay in the Worker, on KV.
+The `DurableObject` class is entry.py's `UserWriter` (the name wrangler.toml binds as
+USER_WRITER), one instance per user id. Its RPC methods are the writer's operations
+(`service.writes.OPERATIONS`), served by `service.writer_host.WriterHost` against the
+writer's own copy in the object's SQLite storage (`service.user_writer`). The Worker calls
+them through `durable_writers`; reads stay in the Worker, on KV.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
-from entity_memory.service.settings import ForwardWrite
+from entity_memory.service.bindings import WriterStubs
 from entity_memory.storage.local_table import LocalTable, PartedTable, SQLiteTable
 
 T = TypeVar("T")
@@ -68,24 +69,12 @@ def alarm_setter(ctx: Any) -> Callable[[int], Awaitable[None]]:
     return set_alarm
 
 
-def durable_forward(namespace: Any) -> ForwardWrite:
-    """`ForwardWrite` over a Durable Object namespace binding: the user's object by name."""
-    raw = getattr(namespace, "_binding", namespace)  # the SDK's wrapper, or the JS binding
+def durable_writers(namespace: Any) -> WriterStubs:
+    """The user's writer by user id, over the Durable Object namespace binding: the stub of
+    the object named by the user id. Its methods are the writer's operations (RPC: `await
+    stub.upsert(call_json)`), called by `service.writes.RemoteWriter`."""
 
-    async def forward(
-        user_id: str, method: str, url: str, headers: list[tuple[str, str]], body: bytes
-    ) -> tuple[int, list[tuple[str, str]], bytes]:
-        import js
-        from pyodide.ffi import to_js
+    def stub(user_id: str) -> Any:
+        return namespace.getByName(user_id)
 
-        stub = raw.get(raw.idFromName(user_id))
-        init: dict[str, Any] = {"method": method, "headers": to_js([list(h) for h in headers])}
-        if body and method not in ("GET", "HEAD"):
-            init["body"] = to_js(body)
-        request = js.Request.new(url, to_js(init, dict_converter=js.Object.fromEntries))
-        response = await stub.fetch(request)
-        out = [(str(k), str(v)) for k, v in response.headers.entries()]
-        content = (await response.arrayBuffer()).to_bytes()
-        return int(response.status), out, content
-
-    return forward
+    return stub

@@ -15,8 +15,10 @@ import math
 from collections.abc import Coroutine, Iterator, Mapping, Sequence
 from typing import Any
 
-from adapters.durable_object import durable_forward
-from entity_memory.service.settings import AiRun, Bindings, HttpPost, RateLimit, Settings
+from adapters.durable_object import durable_writers
+from entity_memory.embeddings.embedder import AiRun
+from entity_memory.service.bindings import Bindings
+from entity_memory.settings import VAR_NAMES, HttpPost, RateLimit, Settings
 from entity_memory.storage.kv import (
     MAX_BULK_GET_KEYS,
     MAX_LIST_LIMIT,
@@ -255,31 +257,6 @@ async def workers_http_post(
     return await asyncio.wait_for(_fetch_post(url, headers, body), timeout_s)
 
 
-#: The vars and secrets the service reads; `EnvVars` also answers any other name on request.
-VAR_NAMES = (
-    "EXTRACTOR",
-    "LLM_BASE_URL",
-    "LLM_API_KEY",
-    "LLM_MODEL",
-    "LLM_TIMEOUT_S",
-    "LLM_TEMPERATURE",
-    "LLM_MAX_TOKENS",
-    "LLM_CONTEXT_TOKENS",
-    "LLM_ATTEMPTS",
-    "AI_MODEL",
-    "AI_TIMEOUT_S",
-    "AI_MAX_TOKENS",
-    "API_TOKEN",
-    "EMBEDDING_MODEL",
-    "ALLOW_CLOCK_OVERRIDE",
-    "TTL_DAYS_PREFERENCE",
-    "TTL_DAYS_PAIN_POINT",
-    "TTL_DAYS_DECISION",
-    "TTL_DAYS_CAMPAIGN",
-    "TTL_DAYS_METRIC",
-)
-
-
 class EnvVars(Mapping[str, Any]):
     """The plain (string or number) vars and secrets on env, read lazily: building it costs
     nothing, and a lookup reads one attribute. Iterating lists the `VAR_NAMES` that are set."""
@@ -342,7 +319,7 @@ def bind(env: Any) -> Bindings:
         http_post=http_post,
         vars=EnvVars(env),
         rate_limit=_lazy_rate_limit(env),
-        forward_write=None if writers is None else durable_forward(writers),
+        writers=None if writers is None else durable_writers(writers),
         defer=workers_defer,
     )
 

@@ -146,3 +146,49 @@ def test_an_expiry_a_context_request_finds_is_dropped_by_the_writer_after_the_an
         " AND entity_type = 'metric' ORDER BY version"
     )
     assert [k["change_kind"] for k in kinds][-1] == "expired"
+
+
+def test_a_double_encoded_dot_dot_id_is_refused_not_redirected_to_the_user(host: Host) -> None:
+    """Nothing between the route and the writer decodes an id again: the Worker calls the
+    object's methods, it does not re-send a URL for it to parse."""
+    body = {"session_id": "s1", "entities": [{"type": "campaign", "name": "Alpha"}]}
+    with httpx.Client(base_url=host.base_url, timeout=60, follow_redirects=False) as c:
+        assert c.put("/v1/users/e2e-redir/entities", json=body).status_code == 200
+        r = c.delete("/v1/users/e2e-redir/entities/%252e%252e/%252e")
+        assert 400 <= r.status_code < 500 and "location" not in r.headers, r.text
+        assert c.get("/v1/users/e2e-redir/entities").json()["count"] == 1
+
+
+def test_the_expired_route_runs_in_the_writer_and_records_each_expiry_once(host: Host) -> None:
+    """`POST /expired` reaches the user's writer, which owns the index: repeated reports
+    drop an entry once and write one `expired` row."""
+    from datetime import UTC, datetime, timedelta
+
+    user = "e2e-exp"
+    written = datetime.now(UTC) - timedelta(days=40)  # metrics live 30 days
+    past = {"x-entity-memory-now": written.isoformat().replace("+00:00", "Z")}
+    metric = {
+        "type": "metric",
+        "name": "Alpha CPA",
+        "content": "CPA of Alpha is $42",
+        "metadata": {"kpi": "CPA", "value": 42, "unit": "USD", "campaign": "Alpha"},
+    }
+    body = {"session_id": "s1", "entities": [metric, {"type": "campaign", "name": "Alpha"}]}
+    with httpx.Client(base_url=host.base_url, timeout=60) as c:
+        assert c.put(f"/v1/users/{user}/entities", json=body, headers=past).status_code == 200
+        # KV's own TTL runs on real time: take the document away as its expiry would.
+        host.wrangler(
+            "kv", "key", "delete", f"entity:{user}:metric:alpha-cpa", "--binding", "ENTITIES"
+        )
+        refs = {"entities": [{"type": "metric", "id": "alpha-cpa"}]}
+        dropped = [
+            c.post(f"/v1/users/{user}/expired", json=refs).json()["dropped"] for _ in range(4)
+        ]
+    assert dropped == [1, 0, 0, 0]
+    index = json.loads(host.kv_get("index:e2e-exp:entities"))
+    assert [e["id"] for e in index["entries"]] == ["alpha"]
+    rows = host.d1(
+        "SELECT count(*) AS n FROM entity_versions WHERE user_id = 'e2e-exp'"
+        " AND change_kind = 'expired'"
+    )
+    assert rows[0]["n"] == 1

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from entity_memory.domain.models import EntityInputBase
-from entity_memory.service.settings import Settings
+from entity_memory.settings import Settings
 from entity_memory.storage.d1 import CountingD1, SQLiteD1
 from entity_memory.storage.kv import CountingKV, InMemoryKV
 from entity_memory.storage.ledger import Ledger

@@ -20,7 +20,7 @@ from entity_memory.extraction.llm.openai_compat import OpenAICompatExtractor
 from entity_memory.extraction.llm.prompt import system_prompt, user_payload
 from entity_memory.extraction.llm.schema import entities_json_schema
 from entity_memory.extraction.llm.workers_ai import DEFAULT_MODEL, WorkersAIExtractor
-from entity_memory.service.settings import DEFAULT_LLM_MAX_TOKENS
+from entity_memory.settings import DEFAULT_LLM_MAX_TOKENS
 
 from .llm_replay_server import ReplayServer
 

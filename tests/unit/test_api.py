@@ -11,7 +11,8 @@ import pytest
 
 from entity_memory.domain.limits import MAX_BODY_BYTES
 from entity_memory.http.app import create_app
-from entity_memory.service.settings import Bindings, Settings
+from entity_memory.service.bindings import Bindings
+from entity_memory.settings import Settings
 from entity_memory.storage.kv import InMemoryKV
 
 from .conftest import T0, Clock

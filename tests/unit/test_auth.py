@@ -11,8 +11,9 @@ import pytest
 
 from entity_memory.http.app import create_app
 from entity_memory.service.auth import has_valid_tag, hash_token, mint_token
+from entity_memory.service.bindings import Bindings
 from entity_memory.service.rate_limits import REQUESTS_PER_MINUTE_VAR, SlidingWindow
-from entity_memory.service.settings import Bindings, Settings
+from entity_memory.settings import Settings
 from entity_memory.storage.d1 import CountingD1
 from entity_memory.storage.kv import InMemoryKV
 

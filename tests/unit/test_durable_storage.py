@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from adapters.durable_object import SqlStorageTable, open_table
-from entity_memory.service.user_writer import UserWriter
+from entity_memory.service.user_writer import WriterState
 from entity_memory.storage.local_table import MAX_PART_BYTES, PartedTable, Row, SQLiteTable
 
 from .conftest import Clock
@@ -80,10 +80,10 @@ def test_open_table_prefers_the_hosts_file_and_falls_back_to_sql(tmp_path: Any) 
 @pytest.mark.parametrize("evicted", [False, True])
 def test_an_erased_writer_stays_authoritative_across_instances(clock: Clock, evicted: bool) -> None:
     sql = SqlStorageTwin()
-    writer = UserWriter(SqlStorageTable(sql), clock)
+    writer = WriterState(SqlStorageTable(sql), clock)
     writer.table.put("entity:u:campaign:a", Row("{}", None, None))
     assert writer.forget() == 1
-    again = UserWriter(SqlStorageTable(sql), clock) if evicted else writer
+    again = WriterState(SqlStorageTable(sql), clock) if evicted else writer
     assert again.authoritative
     assert again.table.get("entity:u:campaign:a") is None
 

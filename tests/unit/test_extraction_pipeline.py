@@ -25,12 +25,13 @@ from entity_memory.extraction.base import (
 from entity_memory.extraction.resolve import Resolver, fuzzy_same
 from entity_memory.extraction.validate import validate_candidates
 from entity_memory.http.app import create_app
+from entity_memory.service.bindings import Bindings
 from entity_memory.service.extract_session import (
     SessionExtraction,
     transcript_to_messages,
 )
 from entity_memory.service.retry_pending import retry_pending_sessions
-from entity_memory.service.settings import Bindings, Settings
+from entity_memory.settings import Settings
 from entity_memory.storage.d1 import CountingD1
 from entity_memory.storage.kv import CountingKV
 from entity_memory.storage.ledger import Ledger
@@ -235,8 +236,8 @@ async def test_llm_failure_is_degraded_and_pending_not_rules(pipeline_parts) -> 
     assert result["processed"] is False and result["entities"] == []
     assert rules.calls == []  # never silently downgraded
     pending = await ledger.pending_session("u1", "s1")
-    assert pending is not None and pending["ranges"] == [(0, 1)]
-    assert pending["extractor"] == "workers-ai"
+    assert pending is not None and pending.ranges == [(0, 1)]
+    assert pending.extractor == "workers-ai"
 
 
 async def test_the_rules_run_when_asked_even_with_an_llm_configured(pipeline_parts) -> None:
@@ -323,7 +324,7 @@ async def test_a_pending_session_is_not_due_before_its_backoff(
     outcome = await retry_pending_sessions(store, ledger, bindings, factory_for(workers_ai=llm))
     assert outcome["sessions"][0]["pending"] is True  # failed again: rescheduled
     pending = await ledger.pending_session("u1", "s1")
-    assert pending is not None and pending["attempts"] == 2
+    assert pending is not None and pending.attempts == 2
 
 
 async def test_provenance_accumulates_and_content_is_replaced(pipeline_parts, clock: Clock) -> None:
@@ -486,11 +487,7 @@ async def test_put_accepts_typed_entities_with_provenance_and_reads_show_it(
 
 
 def test_extractor_settings_are_parsed_once_with_defaults_and_loud_errors() -> None:
-    from entity_memory.service.settings import (
-        DEFAULT_AI_MODEL,
-        DEFAULT_LLM_MAX_TOKENS,
-        ExtractorSettings,
-    )
+    from entity_memory.settings import DEFAULT_AI_MODEL, DEFAULT_LLM_MAX_TOKENS, ExtractorSettings
 
     default = ExtractorSettings.from_vars({})
     assert (default.extractor, default.ai_model) == ("auto", DEFAULT_AI_MODEL)

@@ -23,8 +23,11 @@ import pytest
 from entity_memory.domain.models import BaseEntity, parse_entity
 from entity_memory.extraction.base import Message
 from entity_memory.http.app import create_app
+from entity_memory.service.bindings import Bindings
+from entity_memory.service.erasure import forget_user
 from entity_memory.service.extract_session import SessionExtraction
-from entity_memory.service.settings import Bindings, Settings
+from entity_memory.service.reindex import reindex
+from entity_memory.settings import Settings
 from entity_memory.storage.d1 import SQLiteD1, Statement
 from entity_memory.storage.kv import InMemoryKV, KVListPage
 from entity_memory.storage.ledger import Ledger
@@ -227,7 +230,7 @@ async def check_repairable(world: World) -> None:
     world.arm("kv", -1, "raise")
     world.d1_inj.at = None
     store = world.store()
-    await store.reindex(USER)
+    await reindex(store, USER)
     live = {tuple(k.split(":", 3)[2:]) for k in await entity_states(world.memkv)}
     index = [(e.type, e.id) for e in (await store.read_index(USER)).entries]
     assert len(index) == len(set(index)) and set(index) == live
@@ -245,7 +248,7 @@ async def delete_one(world: World) -> Any:
 
 
 async def forget(world: World) -> Any:
-    return await world.store().forget_user(USER)
+    return await forget_user(world.store(), USER)
 
 
 async def extract(world: World) -> Any:

@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from entity_memory.http.app import create_app
-from entity_memory.service.settings import Bindings
+from entity_memory.service.bindings import Bindings
 from entity_memory.storage.d1 import SQLiteD1
 from entity_memory.storage.kv import InMemoryKV
 

@@ -6,7 +6,10 @@ import pytest
 
 from entity_memory.domain.models import parse_entity
 from entity_memory.domain.trends import metric_trends, trend_of
+from entity_memory.service.erasure import forget_user
 from entity_memory.service.maintenance import reindex_recent_users
+from entity_memory.service.reindex import reindex
+from entity_memory.service.retrieval import retrieve_for_context
 from entity_memory.storage.d1 import CountingD1, SQLiteD1
 from entity_memory.storage.kv import CountingKV, InMemoryKV
 from entity_memory.storage.ledger import Ledger
@@ -198,7 +201,7 @@ async def test_forget_user_erases_kv_and_d1_and_spares_others(
     await lstore.upsert_many("anna", all_five(), "s1")
     # An entity the index lost must be found too: erase goes by listing, not by the index.
     await memkv.put("entity:ann:campaign:orphan", json.dumps({"x": 1}))
-    result = await lstore.forget_user("ann")
+    result = await forget_user(lstore, "ann")
     assert result["complete"] is True and result["kvKeysDeleted"] == 7
     assert result["ledgerRowsDeleted"]["entity_versions"] == 5
     assert (await memkv.list(prefix="entity:ann:")).keys == []
@@ -211,9 +214,9 @@ async def test_forget_user_erases_kv_and_d1_and_spares_others(
 
 async def test_forget_user_in_chunks(lstore: EntityStore, memkv: InMemoryKV) -> None:
     await lstore.upsert_many("u1", [campaign(name=f"C{i}") for i in range(30)], "s1")
-    first = await lstore.forget_user("u1", max_keys=20)
+    first = await forget_user(lstore, "u1", max_keys=20)
     assert first == {"kvKeysDeleted": 20, "complete": False}
-    second = await lstore.forget_user("u1", max_keys=20)
+    second = await forget_user(lstore, "u1", max_keys=20)
     assert second["complete"] is True and second["kvKeysDeleted"] == 11
     assert memkv._items == {}
 
@@ -239,12 +242,12 @@ async def test_racing_index_writes_lose_an_entry_that_reindex_restores(clock: Cl
     )
     assert len((await kv.list(prefix="entity:u1:")).keys) == 2  # both entities are safe
     assert len(await store.list("u1")) == 1  # but the last index write won
-    stats = await store.reindex("u1")
+    stats = await reindex(store, "u1")
     assert stats["restored"] == 1 and stats["entries"] == 2
     assert sorted(e.name for e in await store.list("u1")) == ["Alpha", "Bravo"]
-    found = await store.retrieve_for_context("u1", "Bravo")
+    found = await retrieve_for_context(store, "u1", "Bravo")
     assert found.entities[0].name == "Bravo"
-    assert (await store.reindex("u1")) == {
+    assert (await reindex(store, "u1")) == {
         "entries": 2,
         "restored": 0,
         "dropped": 0,
@@ -257,7 +260,7 @@ async def test_reindex_drops_entries_whose_entity_is_gone(
 ) -> None:
     await store.upsert_many("u1", all_five(), "s1")
     await memkv.delete("entity:u1:metric:alpha-cpa")
-    stats = await store.reindex("u1")
+    stats = await reindex(store, "u1")
     assert stats["dropped"] == 1
     assert "alpha-cpa" not in [e.id for e in await store.list("u1")]
 
@@ -267,7 +270,7 @@ async def test_expiry_is_noticed_on_read_and_recorded(
 ) -> None:
     await lstore.upsert_many("u1", [metric(), campaign()], "s1")
     clock.advance(31 * DAY)
-    found = await lstore.retrieve_for_context("u1", "Alpha CPA")
+    found = await retrieve_for_context(lstore, "u1", "Alpha CPA")
     assert [e.type for e in found.entities] == ["campaign"]
     assert [e.id for e in await lstore.list("u1")] == ["campaign-alpha"]
     history = await ledger.history("u1", "metric", "alpha-cpa")

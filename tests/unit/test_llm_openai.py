@@ -15,7 +15,7 @@ from entity_memory.extraction.llm.ask import FREQUENCY_PENALTY, REPEAT_PENALTY
 from entity_memory.extraction.llm.chunking import plan_chunks
 from entity_memory.extraction.llm.openai_compat import OpenAICompatExtractor
 from entity_memory.extraction.llm.workers_ai import WorkersAIExtractor
-from entity_memory.service.settings import DEFAULT_LLM_MAX_TOKENS
+from entity_memory.settings import DEFAULT_LLM_MAX_TOKENS
 
 from .llm_fixtures import (  # noqa: F401  (fixtures)
     CAMPAIGN,

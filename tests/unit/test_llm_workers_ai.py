@@ -13,7 +13,7 @@ from entity_memory.extraction.llm.catalog import REASONING_MAX_TOKENS, workers_a
 from entity_memory.extraction.llm.chat import retry_messages
 from entity_memory.extraction.llm.schema import entities_json_schema
 from entity_memory.extraction.llm.workers_ai import DEFAULT_MODEL
-from entity_memory.service.settings import DEFAULT_LLM_MAX_TOKENS
+from entity_memory.settings import DEFAULT_LLM_MAX_TOKENS
 
 from .llm_fixtures import (
     AI_USAGE,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from entity_memory.http.app import create_app
-from entity_memory.service.settings import Bindings
+from entity_memory.service.bindings import Bindings
 from entity_memory.storage.kv import InMemoryKV
 
 

@@ -25,7 +25,7 @@ from entity_memory.domain.context import (
 from entity_memory.domain.keys import ENTITY_TYPES, InvalidId, slug_for, validate_id
 from entity_memory.domain.models import EntityInputBase, entity_input_adapter
 from entity_memory.domain.text import normalize_name
-from entity_memory.service.settings import Settings
+from entity_memory.settings import Settings
 from entity_memory.storage.d1 import SQLiteD1
 from entity_memory.storage.kv import InMemoryKV
 from entity_memory.storage.ledger import Ledger

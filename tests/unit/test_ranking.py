@@ -6,6 +6,7 @@ import pytest
 from entity_memory.domain.models import IndexEntry
 from entity_memory.domain.ranking import keywords_for, recency_score, score_entries, select
 from entity_memory.domain.text import name_terms, tokenize
+from entity_memory.service.retrieval import retrieve_for_context
 from entity_memory.storage.store import EntityStore
 
 from .conftest import DAY, T0, Clock
@@ -149,7 +150,9 @@ async def test_store_retrieval_orders_by_relevance_and_explains(
         ],
         "s1",
     )
-    found = await store.retrieve_for_context("u1", "Should Alpha keep target cost per acquisition?")
+    found = await retrieve_for_context(
+        store, "u1", "Should Alpha keep target cost per acquisition?"
+    )
     names = [e.name for e in found.entities]
     assert names.index("Alpha CPA") < names.index("Bravo CTR")
     assert names.index("Switch Alpha to tCPA") < names.index("Campaign Bravo")

@@ -14,7 +14,8 @@ from entity_memory.domain.vocab import (
     preference_category,
 )
 from entity_memory.http.app import create_app
-from entity_memory.service.settings import Bindings, Settings
+from entity_memory.service.bindings import Bindings
+from entity_memory.settings import Settings
 from entity_memory.storage.d1 import CountingD1
 from entity_memory.storage.kv import InMemoryKV
 

@@ -14,6 +14,8 @@ from entity_memory.domain.models import entity_input_adapter
 from entity_memory.embeddings.catalog import CATALOG, LOCAL_E5
 from entity_memory.embeddings.embedder import Embedder, build_embedder
 from entity_memory.embeddings.vectors import QueryPlanes, pack_signs, rescale, unpack_signs
+from entity_memory.service.reindex import reindex
+from entity_memory.service.retrieval import retrieve_for_context
 from entity_memory.storage.kv import InMemoryKV
 from entity_memory.storage.store import EntityStore
 from tests.semantic_data import CAMPAIGNS
@@ -74,7 +76,7 @@ def test_rescale_needs_a_few_vectors_and_keeps_missing_ones_missing() -> None:
 async def test_a_paraphrased_task_finds_its_entity(clock: Clock) -> None:
     store = e5_store(clock)
     await store.upsert_many("u1", [item("campaign", n, c) for n, c in CAMPAIGNS], "s1")
-    found = await store.retrieve_for_context("u1", "how is Germany and Austria doing?", 3)
+    found = await retrieve_for_context(store, "u1", "how is Germany and Austria doing?", 3)
     assert found.lexical_reason is None
     assert found.scores[0].name == "DACH"
     assert found.scores[0].lexical == 0.0 and found.scores[0].semantic
@@ -83,7 +85,7 @@ async def test_a_paraphrased_task_finds_its_entity(clock: Clock) -> None:
 async def test_a_japanese_task_finds_its_japanese_entity(clock: Clock) -> None:
     store = e5_store(clock)
     await store.upsert_many("u1", [item("campaign", n, c) for n, c in CAMPAIGNS], "s1")
-    found = await store.retrieve_for_context("u1", "ブランド名の広告の入札戦略を見直したい", 3)
+    found = await retrieve_for_context(store, "u1", "ブランド名の広告の入札戦略を見直したい", 3)
     assert found.scores[0].name == "ブランド検索"
 
 
@@ -92,12 +94,12 @@ async def test_without_vectors_ranking_is_lexical_and_reindex_backfills(clock: C
     await down.upsert_many("u1", [item("campaign", n, c) for n, c in CAMPAIGNS], "s1")
     index = await down.read_index("u1")
     assert all(e.vec is None for e in index.entries)
-    found = await down.retrieve_for_context("u1", "Retargeting results", 3)
+    found = await retrieve_for_context(down, "u1", "Retargeting results", 3)
     assert found.scores[0].name == "Retargeting" and found.scores[0].semantic is None
     assert found.lexical_reason == "few_vectors"
 
     up = EntityStore(down.kv, clock=clock, embedder=build_embedder(LOCAL_E5, e5_run))
-    stats = await up.reindex("u1")
+    stats = await reindex(up, "u1")
     assert stats["embedded"] == len(CAMPAIGNS)
     assert all(e.vec for e in (await up.read_index("u1")).entries)
 
@@ -107,7 +109,7 @@ async def test_vectors_of_another_model_are_never_compared(clock: Clock) -> None
     await store.upsert_many("u1", [item("campaign", n, c) for n, c in CAMPAIGNS], "s1")
     other = Embedder(CATALOG["@cf/baai/bge-m3"], failing_run)
     switched = EntityStore(store.kv, clock=clock, embedder=other)
-    found = await switched.retrieve_for_context("u1", "Germany and Austria", 3)
+    found = await retrieve_for_context(switched, "u1", "Germany and Austria", 3)
     assert found.lexical_reason == "other_model"
     assert all(s.semantic is None for s in found.scores)
     await switched.upsert_many("u1", [item("campaign", "New one", "x")], "s2")
@@ -119,7 +121,7 @@ async def test_a_failed_task_embedding_ranks_lexically_and_says_so(clock: Clock)
     store = e5_store(clock)
     await store.upsert_many("u1", [item("campaign", n, c) for n, c in CAMPAIGNS], "s1")
     down = EntityStore(store.kv, clock=clock, embedder=build_embedder(LOCAL_E5, failing_run))
-    found = await down.retrieve_for_context("u1", "Retargeting results", 3)
+    found = await retrieve_for_context(down, "u1", "Retargeting results", 3)
     assert found.lexical_reason == "model_failed"
     assert found.scores[0].name == "Retargeting"
     assert all(s.semantic is None for s in found.scores)
@@ -129,7 +131,7 @@ async def test_without_an_embedder_ranking_says_it_is_off(clock: Clock) -> None:
     store = e5_store(clock)
     await store.upsert_many("u1", [item("campaign", n, c) for n, c in CAMPAIGNS], "s1")
     plain = EntityStore(store.kv, clock=clock)
-    found = await plain.retrieve_for_context("u1", "Retargeting results", 3)
+    found = await retrieve_for_context(plain, "u1", "Retargeting results", 3)
     assert found.lexical_reason == "off" and found.scores[0].name == "Retargeting"
 
 
@@ -171,8 +173,8 @@ class OneCandidate:
 
 async def _extract_one(store: EntityStore, candidate: dict[str, Any], session: str) -> Any:
     from entity_memory.extraction.base import Message
+    from entity_memory.service.bindings import Bindings
     from entity_memory.service.extract_session import SessionExtraction
-    from entity_memory.service.settings import Bindings
 
     bindings = Bindings(kv=store.kv, clock=store.clock)
     run = SessionExtraction(store, None, bindings, lambda name, b: OneCandidate(candidate))

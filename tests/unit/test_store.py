@@ -3,7 +3,9 @@ import json
 import pytest
 
 from entity_memory.domain.keys import InvalidId
-from entity_memory.service.settings import Settings
+from entity_memory.service.reindex import reindex
+from entity_memory.service.retrieval import retrieve_for_context
+from entity_memory.settings import Settings
 from entity_memory.storage.kv import CountingKV, InMemoryKV
 from entity_memory.storage.store import EntityStore
 
@@ -279,7 +281,7 @@ async def test_users_never_see_each_other(store: EntityStore) -> None:
     await upsert_one(store, "ann", campaign(), "s1")
     assert await store.get("anna", "campaign", "campaign-alpha") is None
     assert await store.list("anna") == []
-    assert (await store.retrieve_for_context("anna", "Campaign Alpha")).entities == []
+    assert (await retrieve_for_context(store, "anna", "Campaign Alpha")).entities == []
 
 
 async def test_invalid_ids_reach_no_key(store: EntityStore, kv: CountingKV) -> None:
@@ -293,7 +295,7 @@ async def test_invalid_ids_reach_no_key(store: EntityStore, kv: CountingKV) -> N
 async def test_expired_entities_drop_out_of_retrieval(store: EntityStore, clock: Clock) -> None:
     await store.upsert_many("u1", [metric(), campaign()], "s1")
     clock.advance(31 * DAY)  # metrics live 30 days, campaigns 180
-    found = await store.retrieve_for_context("u1", "Alpha CPA")
+    found = await retrieve_for_context(store, "u1", "Alpha CPA")
     assert [e.type for e in found.entities] == ["campaign"]
 
 
@@ -303,11 +305,11 @@ async def test_retrieval_reads_the_index_once_and_bulk_gets(
     await store.upsert_many("u1", [campaign(name=f"Campaign {i}") for i in range(60)], "s1")
     await store.upsert_many("u1", [campaign(name=f"Campaign {i}") for i in range(60, 150)], "s1")
     kv.ops.clear()
-    found = await store.retrieve_for_context("u1", "Campaign 7", limit=100)
+    found = await retrieve_for_context(store, "u1", "Campaign 7", limit=100)
     assert len(found.entities) == 100
     assert dict(kv.ops) == {"get": 1, "get_bulk": 1}
     kv.ops.clear()
-    assert len((await store.retrieve_for_context("u1", "x", limit=20)).entities) == 20
+    assert len((await retrieve_for_context(store, "u1", "x", limit=20)).entities) == 20
     assert dict(kv.ops) == {"get": 1, "get_bulk": 1}
 
 
@@ -327,7 +329,7 @@ async def test_index_is_capped_by_importance_and_entities_stay(
     assert sorted(e.name for e in await store.list("u1")) == ["C2", "C3", "C4"]
     # The dropped ones are still stored and readable, and reindex keeps the same cap.
     assert (await store.get("u1", "campaign", "c0")) is not None
-    await store.reindex("u1")
+    await reindex(store, "u1")
     assert sorted(e.name for e in await store.list("u1")) == ["C2", "C3", "C4"]
 
 
@@ -335,6 +337,6 @@ async def test_a_japanese_task_finds_its_japanese_entity(store: EntityStore) -> 
     ja = campaign(name="ブランド検索キャンペーン", content="ブランド名の検索広告。目標CPAで入札")
     others = [campaign(name=f"Campaign {n}", content="search ads") for n in ("Kilo", "Lima")]
     await store.upsert_many("u1", [*others, ja], "s1")
-    found = await store.retrieve_for_context("u1", "ブランド検索の入札戦略を見直したい", limit=1)
+    found = await retrieve_for_context(store, "u1", "ブランド検索の入札戦略を見直したい", limit=1)
     assert [e.name for e in found.entities] == ["ブランド検索キャンペーン"]
     assert found.scores[0].relevance > 0

@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from entity_memory.http.app import create_app
-from entity_memory.service.settings import Bindings
+from entity_memory.service.bindings import Bindings
 from entity_memory.service.user_writer import MIN_INDEX_WRITE_INTERVAL_MS
 from entity_memory.storage.kv import CountingKV, InMemoryKV
 
@@ -49,7 +49,7 @@ def twin(counted: CountingKV, clock: Clock, db: Any) -> WriterTwin:
 async def client(
     twin: WriterTwin, counted: CountingKV, clock: Clock, db: Any
 ) -> AsyncIterator[httpx.AsyncClient]:
-    worker = Bindings(kv=counted, db=db, clock=clock, forward_write=twin.forward)
+    worker = Bindings(kv=counted, db=db, clock=clock, writers=twin.stub)
     app = create_app(lambda env: replace(worker))
     transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
     async with httpx.AsyncClient(transport=transport, base_url="http://test") as c:
@@ -179,7 +179,7 @@ async def test_writes_racing_an_erase_never_bring_erased_entities_back(
 async def test_a_failed_index_flush_sets_the_alarm_that_retries_it(clock: Clock) -> None:
     import sqlite3
 
-    from entity_memory.service.user_writer import FLUSH_RETRY_MS, UserWriter
+    from entity_memory.service.user_writer import FLUSH_RETRY_MS, WriterState
     from entity_memory.storage.local_table import SQLiteTable
 
     class FlakyKV(InMemoryKV):
@@ -198,7 +198,7 @@ async def test_a_failed_index_flush_sets_the_alarm_that_retries_it(clock: Clock)
         alarms.append(at_ms)
 
     table = SQLiteTable(sqlite3.connect(":memory:", isolation_level=None))
-    writer = UserWriter(table, clock, Time(clock).sleep, schedule_retry=set_alarm)
+    writer = WriterState(table, clock, Time(clock).sleep, schedule_retry=set_alarm)
     wkv = writer.kv(kv)
 
     async def write() -> None:
@@ -235,14 +235,15 @@ class CountingTable:
 
 
 def _writer_store(clock: Clock, kv: InMemoryKV) -> tuple[Any, Any, CountingTable, Any]:
-    from entity_memory.service.user_writer import UserWriter
+    from entity_memory.service.user_writer import WriterState
     from entity_memory.storage.store import EntityStore
 
     from .factories import campaign
 
     table = CountingTable()
-    writer = UserWriter(table, clock, Time(clock).sleep)  # type: ignore[arg-type]
-    store = EntityStore(writer.kv(kv), clock=clock)
+    writer = WriterState(table, clock, Time(clock).sleep)  # type: ignore[arg-type]
+    held = writer.kv(kv)
+    store = EntityStore(held, clock=clock, held=held, replica=kv)
 
     async def write(name: str) -> None:
         await writer.run(lambda: store.upsert_many("wes", [campaign(name)], "s"))
@@ -367,9 +368,7 @@ async def test_a_context_request_does_not_wait_for_the_writer_to_drop_expiries(
     twin: WriterTwin, counted: CountingKV, clock: Clock, db: Any, memkv: InMemoryKV
 ) -> None:
     deferred: list[Any] = []
-    worker = Bindings(
-        kv=counted, db=db, clock=clock, forward_write=twin.forward, defer=deferred.append
-    )
+    worker = Bindings(kv=counted, db=db, clock=clock, writers=twin.stub, defer=deferred.append)
     app = create_app(lambda env: replace(worker))
     transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
     async with httpx.AsyncClient(transport=transport, base_url="http://test") as c:

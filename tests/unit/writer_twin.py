@@ -1,5 +1,6 @@
 """The Durable Object namespace's semantics in-process, for CPython tests: one live writer
-per user id, each with its own SQLite table and its own app, reached by `forward`."""
+per user id, each with its own SQLite table, reached through a stub whose methods are the
+object's RPC methods (`await stub.upsert(call_json)`), as entry.py's `UserWriter` has them."""
 
 from __future__ import annotations
 
@@ -8,13 +9,30 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
-from fastapi import FastAPI
-
-from entity_memory.http.app import create_app
-from entity_memory.service.settings import Bindings
-from entity_memory.service.user_writer import UserWriter
+from entity_memory.extraction.registry import ExtractorFactory, build_extractor
+from entity_memory.http.errors import refusal_for
+from entity_memory.service.bindings import Bindings
+from entity_memory.service.user_writer import WriterState
+from entity_memory.service.writer_host import WriterHost
+from entity_memory.service.writes import OPERATIONS
 from entity_memory.storage.local_table import SQLiteTable
+
+
+class TwinStub:
+    """A stub: one async method per operation, taking and answering JSON strings."""
+
+    def __init__(self, twin: WriterTwin, user_id: str) -> None:
+        self.twin, self.user_id = twin, user_id
+
+    def __getattr__(self, name: str) -> Callable[[str], Awaitable[str]]:
+        if name not in OPERATIONS:
+            raise AttributeError(name)
+
+        async def call(call_json: str) -> str:
+            self.twin.calls.append((self.user_id, name))
+            return await self.twin.host(self.user_id).serve(name, call_json)
+
+        return call
 
 
 @dataclass
@@ -22,30 +40,31 @@ class WriterTwin:
     bind: Callable[[Any], Bindings]
     clock: Callable[[], int]
     sleep: Callable[[float], Awaitable[None]]
-    writers: dict[str, tuple[UserWriter, FastAPI]] = field(default_factory=dict)
+    factory: ExtractorFactory = build_extractor
+    hosts: dict[str, WriterHost] = field(default_factory=dict)
+    #: (user id, operation) of every call, in order.
+    calls: list[tuple[str, str]] = field(default_factory=list)
 
-    def writer(self, user_id: str, table: SQLiteTable | None = None) -> UserWriter:
-        if user_id not in self.writers:
+    @property
+    def writers(self) -> dict[str, WriterHost]:
+        return self.hosts
+
+    def host(self, user_id: str, table: SQLiteTable | None = None) -> WriterHost:
+        if user_id not in self.hosts:
             table = table or SQLiteTable(sqlite3.connect(":memory:", isolation_level=None))
-            writer = UserWriter(table, self.clock, self.sleep)
-            self.writers[user_id] = (writer, create_app(self.bind, writer=writer))
-        return self.writers[user_id][0]
+            state = WriterState(table, self.clock, self.sleep)
+            self.hosts[user_id] = WriterHost(
+                state, lambda: self.bind(None), refusal_for, self.factory
+            )
+        return self.hosts[user_id]
+
+    def writer(self, user_id: str) -> WriterState:
+        return self.host(user_id).state
 
     def restart(self, user_id: str) -> None:
         """A new instance over the same storage, as after an eviction or a crash."""
-        old = self.writers.pop(user_id)[0]
-        self.writer(user_id, table=old.table)  # type: ignore[arg-type]
+        old = self.hosts.pop(user_id).state
+        self.host(user_id, table=old.table)  # type: ignore[arg-type]
 
-    async def forward(
-        self, user_id: str, method: str, url: str, headers: list[tuple[str, str]], body: bytes
-    ) -> tuple[int, list[tuple[str, str]], bytes]:
-        writer = self.writer(user_id)
-        app = self.writers[user_id][1]
-
-        async def op() -> httpx.Response:
-            transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
-            async with httpx.AsyncClient(transport=transport, base_url="http://writer") as c:
-                return await c.request(method, url, headers=headers, content=body)
-
-        r = await writer.run(op, failed=lambda r: r.status_code >= 400)
-        return r.status_code, list(r.headers.multi_items()), r.content
+    def stub(self, user_id: str) -> TwinStub:
+        return TwinStub(self, user_id)

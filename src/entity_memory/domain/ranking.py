@@ -182,6 +182,17 @@ def _best(
     return sorted((i for i in indices if totals[i] >= kth), key=key)[:k]
 
 
+def _relevances(lexicals: list[float], semantic: Sequence[float | None] | None) -> list[float]:
+    """Lexical relevance mixed with semantic similarity; an entry without a vector keeps its
+    lexical score."""
+    if semantic is None:
+        return lexicals
+    return [
+        lex if sem is None else (1 - SEMANTIC_SHARE) * lex + SEMANTIC_SHARE * sem
+        for lex, sem in zip(lexicals, semantic, strict=True)
+    ]
+
+
 def score_entries(
     entries: Sequence[IndexEntry],
     task: str,
@@ -202,20 +213,8 @@ def score_entries(
     lexicals, matched = _lexical_scores(entries, query)
     similarity = semantic if semantic is not None else [None] * len(entries)
     importances = [min(1.0, max(0.0, e.importance)) for e in entries]
-    # recency_score written out, and relevance mixed inline (an entry without a vector keeps
-    # its lexical score): a call per entry costs more than the arithmetic.
-    recencies = [
-        max(0.0, 1.0 - max(0.0, (now_ms - e.updated_at) / DAY_MS) / RECENCY_HORIZON_DAYS)
-        for e in entries
-    ]
-    relevances = (
-        lexicals
-        if semantic is None
-        else [
-            lex if sem is None else (1 - SEMANTIC_SHARE) * lex + SEMANTIC_SHARE * sem
-            for lex, sem in zip(lexicals, similarity, strict=True)
-        ]
-    )
+    recencies = [recency_score(e.updated_at, now_ms) for e in entries]
+    relevances = _relevances(lexicals, semantic)
     totals = [
         RELEVANCE_WEIGHT * rel + IMPORTANCE_WEIGHT * imp + RECENCY_WEIGHT * rec
         for rel, imp, rec in zip(relevances, importances, recencies, strict=True)

@@ -12,18 +12,35 @@ client at cold start.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Protocol
 
+from entity_memory.embeddings.embedder import AiRun
 from entity_memory.extraction.base import Extractor, ExtractorUnavailable
-from entity_memory.service.settings import EXTRACTOR_NAMES, Bindings
+from entity_memory.settings import EXTRACTOR_NAMES, ExtractorSettings, HttpPost
+
+
+class ExtractorBindings(Protocol):
+    """What building an extractor needs of a request's bindings (`service.bindings.Bindings`
+    has it): the extraction settings and the two ways out, Workers AI and outbound HTTP."""
+
+    @property
+    def extraction(self) -> ExtractorSettings: ...
+
+    @property
+    def ai_run(self) -> AiRun | None: ...
+
+    @property
+    def http_post(self) -> HttpPost | None: ...
+
 
 #: Builds the extractor called `name` (tests pass their own to script the extractor's output).
-ExtractorFactory = Callable[[str, Bindings], Extractor]
+ExtractorFactory = Callable[[str, ExtractorBindings], Extractor]
 
 EXTRACTORS = EXTRACTOR_NAMES
 LLM_EXTRACTORS = ("workers-ai", "openai")
 
 
-def build_extractor(name: str, bindings: Bindings) -> Extractor:
+def build_extractor(name: str, bindings: ExtractorBindings) -> Extractor:
     """The extractor called `name`; ExtractorUnavailable when its backend is not configured."""
     cfg = bindings.extraction
     if name == "rules":
@@ -61,7 +78,7 @@ def build_extractor(name: str, bindings: Bindings) -> Extractor:
     raise ExtractorUnavailable(f"unknown extractor {name!r}")
 
 
-def configured_extractor(bindings: Bindings) -> str:
+def configured_extractor(bindings: ExtractorBindings) -> str:
     """`EXTRACTOR`, or for `auto`: an OpenAI-compatible endpoint if one is configured, else
     Workers AI if bound, else the rules."""
     cfg = bindings.extraction

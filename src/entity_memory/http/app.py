@@ -9,7 +9,6 @@ This module only assembles the app: the middleware (`middleware.py`), the error 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 from fastapi import FastAPI
@@ -28,8 +27,7 @@ from entity_memory.http.routers import (
     maintenance,
     meta,
 )
-from entity_memory.service.settings import Bindings
-from entity_memory.service.user_writer import UserWriter
+from entity_memory.service.bindings import Bindings
 
 ROUTERS = (inspector, meta, entities, context, admin, extraction, ledger, maintenance)
 
@@ -37,19 +35,9 @@ ROUTERS = (inspector, meta, entities, context, admin, extraction, ledger, mainte
 def create_app(
     bind: Callable[[Any], Bindings],
     extractor_factory: ExtractorFactory = build_extractor,
-    writer: UserWriter | None = None,
 ) -> FastAPI:
     """Build the app; `bind(env)` turns the host's env (Worker env, or None) into Bindings.
-
-    With `writer`, the app a user's writer runs: its requests come forwarded from the Worker
-    (already authenticated) and write through the writer's own copy.
-    """
-    if writer is not None:
-        outer = bind
-
-        def bind(env: Any) -> Bindings:
-            return replace(outer(env), writer_state=writer, forward_write=None)
-
+    Writes go to the user's writer (`Bindings.writers`), which does not run this app."""
     app = FastAPI(
         title="entity-memory",
         version=__version__,

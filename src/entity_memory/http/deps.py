@@ -15,12 +15,14 @@ from typing import Annotated
 from fastapi import Depends, Path, Request
 
 from entity_memory.domain.keys import validate_id, validate_type
-from entity_memory.embeddings.embedder import build_embedder
 from entity_memory.extraction.registry import ExtractorFactory
 from entity_memory.http.errors import ApiError
 from entity_memory.service.auth import Principal, TokenStore
+from entity_memory.service.bindings import Bindings
+from entity_memory.service.expiry import ReportExpired
 from entity_memory.service.maintenance import expired_to_writer
-from entity_memory.service.settings import Bindings
+from entity_memory.service.stores import build_store
+from entity_memory.service.writes import InProcessWriter, RemoteWriter, WriteContext, Writer
 from entity_memory.storage.d1 import CountingD1
 from entity_memory.storage.guard import guarded
 from entity_memory.storage.kv import CountingKV
@@ -62,8 +64,7 @@ async def request_bindings(request: Request) -> Bindings:
         def clock() -> int:
             return fixed
 
-    kv = counter if base.writer_state is None else base.writer_state.kv(counter)
-    cached = request.state.bindings = replace(base, kv=kv, db=db, clock=clock)
+    cached = request.state.bindings = replace(base, kv=counter, db=db, clock=clock)
     return cached
 
 
@@ -83,15 +84,26 @@ async def ledger(b: BindingsDep) -> Ledger:
 async def store(
     b: BindingsDep, history: Annotated[Ledger | None, Depends(optional_ledger)]
 ) -> EntityStore:
-    embedder = build_embedder(b.settings.embedding_model, b.ai_run)
-    # With a writer per user, the writer owns the index; what readers find expired goes there.
-    report = None if b.forward_write is None else expired_to_writer(b)
-    return EntityStore(b.kv, b.settings, b.clock, history, embedder=embedder, report_expired=report)
+    return build_store(b, history)
+
+
+async def expired_report(b: BindingsDep) -> ReportExpired | None:
+    """With a writer per user, the writer owns the index; what readers find expired goes
+    there. None: this request drops them itself."""
+    return None if b.writers is None else expired_to_writer(b)
 
 
 async def extractor_factory(request: Request) -> ExtractorFactory:
     factory: ExtractorFactory = request.app.state.extractor_factory
     return factory
+
+
+def pinned_now(request: Request, b: Bindings) -> int | None:
+    """The time `X-Entity-Memory-Now` pins, where the deployment allows it."""
+    override = request.headers.get(CLOCK_HEADER)
+    if override and b.settings.allow_clock_override:
+        return parse_clock(override)
+    return None
 
 
 async def admin_tokens(request: Request, b: BindingsDep) -> TokenStore:
@@ -128,3 +140,27 @@ LedgerDep = Annotated[Ledger, Depends(ledger)]
 OptionalLedgerDep = Annotated[Ledger | None, Depends(optional_ledger)]
 AdminTokensDep = Annotated[TokenStore, Depends(admin_tokens)]
 EntityRefDep = Annotated[tuple[str, str], Depends(entity_ref)]
+ExpiredReportDep = Annotated[ReportExpired | None, Depends(expired_report)]
+
+
+async def writer(
+    request: Request,
+    user_id: UserId,
+    b: BindingsDep,
+    store: StoreDep,
+    history: OptionalLedgerDep,
+    factory: Annotated[ExtractorFactory, Depends(extractor_factory)],
+) -> Writer:
+    """The user's writer: every route that writes takes this, and only those do (which
+    routes write is decided by who depends on this, see tests/unit/test_write_routes.py).
+    Kept on `request.state` so the response can report what the call cost inside it."""
+    chosen: Writer
+    if b.writers is None:
+        chosen = InProcessWriter(WriteContext(store, history, b, factory))
+    else:
+        chosen = RemoteWriter(b.writers(user_id), now=pinned_now(request, b))
+    request.state.writer = chosen
+    return chosen
+
+
+WriterDep = Annotated[Writer, Depends(writer)]

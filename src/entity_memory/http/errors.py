@@ -20,6 +20,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from entity_memory.domain.keys import ENTITY_TYPES, InvalidId, InvalidType
 from entity_memory.service.extract_session import ExtractionRequestError
+from entity_memory.service.writes import Refusal, WriterRefused, WriterUnavailable
 from entity_memory.storage.guard import StorageUnavailable
 from entity_memory.storage.store import CorruptRecord
 
@@ -104,6 +105,21 @@ def _extraction(exc: Exception) -> Problem:
     return Problem(EXTRACTION_ERROR_STATUS.get(exc.code, 400), exc.code, exc.message)
 
 
+def _refused(exc: Exception) -> Problem:
+    """What the user's writer answered: its own answer, passed on as it is."""
+    assert isinstance(exc, WriterRefused)
+    r = exc.refusal
+    return Problem(r.status, r.code, r.message, r.details, r.headers)
+
+
+def _unreachable(exc: Exception) -> Problem:
+    logger.warning("writer unavailable: %s", exc)
+    retry = {"Retry-After": str(RETRY_AFTER_STORAGE_S)}
+    return Problem(
+        503, "writer_unavailable", "the user's writer did not answer; retry", None, retry
+    )
+
+
 def _internal(exc: Exception) -> Problem:
     logger.exception("unhandled error", exc_info=exc)
     return Problem(500, "internal", "internal error")
@@ -115,6 +131,8 @@ ERROR_TABLE: dict[type[Exception], Callable[[Exception], Problem]] = {
     ApiError: lambda e: Problem(e.status, e.code, e.message, e.details, e.headers),  # type: ignore[attr-defined]
     ExtractionRequestError: _extraction,
     StorageUnavailable: _storage,
+    WriterRefused: _refused,
+    WriterUnavailable: _unreachable,
     CorruptRecord: _corrupt,
     InvalidId: lambda e: Problem(400, "invalid_id", str(e), {"kind": e.kind}),  # type: ignore[attr-defined]
     InvalidType: lambda e: Problem(400, "invalid_type", str(e), {"allowed": list(ENTITY_TYPES)}),
@@ -138,6 +156,14 @@ def problem_for(exc: Exception) -> Problem:
         if cls in ERROR_TABLE:
             return ERROR_TABLE[cls](exc)
     return _internal(exc)
+
+
+def refusal_for(exc: Exception) -> Refusal:
+    """The answer to an exception raised inside the user's writer, as it crosses back."""
+    p = problem_for(exc)
+    return Refusal(
+        status=p.status, code=p.code, message=p.message, details=p.details, headers=p.headers
+    )
 
 
 def install_error_handlers(app: FastAPI) -> None:

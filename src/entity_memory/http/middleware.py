@@ -8,26 +8,26 @@ the token is checked before any route touches storage.
 from __future__ import annotations
 
 import logging
-import re
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import JSONResponse
 
 from entity_memory.domain import safe_json
-from entity_memory.domain.keys import InvalidId, validate_id
+from entity_memory.domain.keys import InvalidId
 from entity_memory.domain.limits import MAX_BODY_BYTES
 from entity_memory.http.deps import request_bindings
 from entity_memory.http.errors import RETRY_AFTER_STORAGE_S, ApiError, error_response
 from entity_memory.http.request_checks import check_path_ids, host_problem
 from entity_memory.service.auth import Caller, Principal, Refusal, TokenStore, admission_for
-from entity_memory.service.settings import ForwardWrite
-from entity_memory.service.user_writer import SESSION_TIME_HEADER
 
 logger = logging.getLogger(__name__)
 
 KV_OPS_HEADER = "X-KV-Operations"
+#: Index-key writes the user's writer has made so far (benches check coalescing).
+INDEX_WRITES_HEADER = "X-Index-Writes"
 D1_OPS_HEADER = "X-D1-Statements"
 _TOO_LARGE = f"request body over {MAX_BODY_BYTES} bytes"
 
@@ -82,46 +82,6 @@ async def _admit(request: Request) -> Principal | JSONResponse:
     return outcome
 
 
-#: The routes that write a user's memory, run by that user's single writer.
-_WRITES = re.compile(
-    r"^/v1/users/(?P<user>[^/]+)"
-    r"(?:/entities(?:/[^/]+/[^/]+)?|/sessions/[^/]+/extract|/reindex)?$"
-)
-
-
-def write_target(method: str, path: str) -> str | None:
-    """The user whose writer runs this request, or None for a read."""
-    found = _WRITES.match(path)
-    if found is None or method not in ("PUT", "POST", "DELETE"):
-        return None
-    tail = path[found.end("user") :]
-    if method == "PUT" and tail != "/entities":
-        return None
-    if method == "POST" and not (tail.endswith("/extract") or tail in ("/reindex", "/expired")):
-        return None
-    if method == "DELETE" and not (tail == "" or tail.count("/") == 3):
-        return None
-    return found.group("user")
-
-
-async def forward(request: Request, forward_write: ForwardWrite, user_id: str) -> Response:
-    validate_id(user_id, "user")
-    body = await request.body()
-    headers = [
-        (k, v)
-        for k, v in request.headers.items()
-        if k.lower() not in ("host", SESSION_TIME_HEADER)  # the latter is the Worker's to set
-    ]
-    status, out_headers, content = await forward_write(
-        user_id, request.method, str(request.url), headers, body
-    )
-    response = Response(content, status_code=status)
-    for name, value in out_headers:
-        if name.lower() not in ("content-length", "transfer-encoding"):
-            response.headers.append(name, value)
-    return response
-
-
 async def guard(request: Request, call_next: Callable[[Request], Awaitable[Any]]) -> Any:
     bad_host = host_problem(request.headers)
     if bad_host is not None:
@@ -132,24 +92,17 @@ async def guard(request: Request, call_next: Callable[[Request], Awaitable[Any]]
     path = request.url.path
     if path.startswith("/v1/") or path == "/v1":
         try:
-            b = await request_bindings(request)
-            if b.writer_state is not None:  # forwarded by the Worker, which checked it
-                request.state.principal = Principal("admin")
-                return await _with_headers(request, call_next)
             admitted = await _admit(request)
             if isinstance(admitted, JSONResponse):
                 return admitted
             request.state.principal = admitted
             check_path_ids(_raw_path(request))
-            user = write_target(request.method, path)
-            if b.forward_write is not None and user is not None:
-                return await forward(request, b.forward_write, user)
         except InvalidId as exc:
             return error_response(400, "invalid_id", str(exc), {"kind": exc.kind})
         except ApiError as exc:
             return error_response(exc.status, exc.code, exc.message)
         except Exception:
-            logger.exception("could not authenticate or forward")
+            logger.exception("could not authenticate")
             return error_response(
                 503,
                 "storage_unavailable",
@@ -160,14 +113,23 @@ async def guard(request: Request, call_next: Callable[[Request], Awaitable[Any]]
 
 
 async def _with_headers(request: Request, call_next: Callable[[Request], Awaitable[Any]]) -> Any:
-    """The route's response, with the storage operations it cost."""
+    """The route's response, with the storage operations it cost, the user's writer's
+    included (a write's KV calls are made there)."""
     response = await call_next(request)
+    writer = getattr(request.state, "writer", None)
+    costs = writer.costs if writer is not None else None
     counter = getattr(request.state, "kv_counter", None)
     if counter is not None:
-        response.headers[KV_OPS_HEADER] = counter.summary() or "none"
+        ops = Counter(counter.ops) + Counter(costs.kv_ops if costs else {})
+        response.headers[KV_OPS_HEADER] = ",".join(f"{k}={v}" for k, v in sorted(ops.items()))
+        response.headers[KV_OPS_HEADER] = response.headers[KV_OPS_HEADER] or "none"
     d1 = getattr(request.state, "d1_counter", None)
     if d1 is not None:
-        response.headers[D1_OPS_HEADER] = f"calls={d1.calls},statements={d1.statements}"
+        calls = d1.calls + (costs.d1_calls if costs else 0)
+        statements = d1.statements + (costs.d1_statements if costs else 0)
+        response.headers[D1_OPS_HEADER] = f"calls={calls},statements={statements}"
+    if costs is not None:
+        response.headers[INDEX_WRITES_HEADER] = str(costs.index_writes)
     return response
 
 

@@ -26,7 +26,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from entity_memory.service.rate_limits import MAX_KEYS, PERIOD_MS, Budgets, SlidingWindow
-from entity_memory.service.settings import RateLimit
+from entity_memory.settings import RateLimit
 from entity_memory.storage.d1 import D1Database
 
 TOKEN_PREFIX = "emu_"

@@ -7,14 +7,23 @@ visits only users the ledger saw writing recently, so its cost follows activity,
 
 from __future__ import annotations
 
-import json
 import logging
 from typing import Any
 
-from entity_memory.embeddings.embedder import build_embedder
-from entity_memory.service.settings import Bindings
+from entity_memory.service.bindings import Bindings
+from entity_memory.service.expiry import ReportExpired
+from entity_memory.service.reindex import reindex
+from entity_memory.service.stores import build_store
+from entity_memory.service.writes import (
+    EntityRefModel,
+    ExpiredCall,
+    ReindexCall,
+    RemoteWriter,
+    WriterRefused,
+    WriterUnavailable,
+)
 from entity_memory.storage.ledger import Ledger
-from entity_memory.storage.store import EntityStore, ReportExpired
+from entity_memory.storage.store import EntityStore
 
 logger = logging.getLogger(__name__)
 
@@ -31,7 +40,7 @@ async def reindex_recent_users(
     max_users: int = MAX_USERS_PER_RUN,
 ) -> dict[str, Any]:
     users = await ledger.recent_users(store.clock() - window_ms, max_users)
-    results = {user: await store.reindex(user) for user in users}
+    results = {user: await reindex(store, user) for user in users}
     return {
         "users": len(users),
         "restored": sum(r["restored"] for r in results.values()),
@@ -40,20 +49,20 @@ async def reindex_recent_users(
     }
 
 
-#: The origin of requests the Worker sends its users' writers (only the path is read there).
-WRITER_ORIGIN = "https://writer.internal"
-
-
 async def reindex_through_writers(ledger: Ledger, bindings: Bindings) -> dict[str, Any]:
     """With a writer per user, each user's index is rebuilt by that user's writer, in turn
     with its other writes (a reindex beside it would race them)."""
-    assert bindings.forward_write is not None
+    assert bindings.writers is not None
     users = await ledger.recent_users(bindings.clock() - ACTIVITY_WINDOW_MS, MAX_USERS_PER_RUN)
     results: dict[str, Any] = {}
     for user in users:
-        url = f"{WRITER_ORIGIN}/v1/users/{user}/reindex"
-        status, _, body = await bindings.forward_write(user, "POST", url, [], b"")
-        results[user] = json.loads(body) if status == 200 else {"status": status}
+        try:
+            done = await RemoteWriter(bindings.writers(user)).reindex(ReindexCall(user_id=user))
+        except (WriterRefused, WriterUnavailable) as exc:
+            logger.error("could not reindex %s: %s", user, exc)
+            results[user] = {"error": str(exc)}
+            continue
+        results[user] = done.model_dump()
     return {
         "users": len(users),
         "restored": sum(r.get("restored", 0) for r in results.values()),
@@ -70,20 +79,17 @@ def expired_to_writer(bindings: Bindings) -> ReportExpired:
     extraction, and then waits for its index flush); a report that fails is logged, and the
     next context request that meets those entries reports them again.
     """
-    forward_write = bindings.forward_write
-    assert forward_write is not None
+    writers = bindings.writers
+    assert writers is not None
 
     async def send(user_id: str, refs: list[tuple[str, str]]) -> None:
-        body = json.dumps({"entities": [{"type": t, "id": i} for t, i in refs]}).encode()
-        url = f"{WRITER_ORIGIN}/v1/users/{user_id}/expired"
-        headers = [("content-type", "application/json")]
+        call = ExpiredCall(
+            user_id=user_id, entities=[EntityRefModel(type=t, id=i) for t, i in refs]
+        )
         try:
-            status, _, answer = await forward_write(user_id, "POST", url, headers, body)
+            await RemoteWriter(writers(user_id)).drop_expired(call)
         except Exception:
             logger.exception("could not report expired entries of %s", user_id)
-            return
-        if status != 200:
-            logger.error("the writer of %s answered %s: %r", user_id, status, answer[:200])
 
     async def report(user_id: str, refs: list[tuple[str, str]]) -> None:
         if bindings.defer is None:
@@ -99,8 +105,6 @@ async def scheduled_reindex(bindings: Bindings) -> dict[str, Any]:
     if bindings.db is None:
         return {"users": 0, "skipped": "no D1 ledger bound"}
     ledger = Ledger(bindings.db)
-    if bindings.forward_write is not None:
+    if bindings.writers is not None:
         return await reindex_through_writers(ledger, bindings)
-    embedder = build_embedder(bindings.settings.embedding_model, bindings.ai_run)
-    store = EntityStore(bindings.kv, bindings.settings, bindings.clock, ledger, embedder=embedder)
-    return await reindex_recent_users(store, ledger)
+    return await reindex_recent_users(build_store(bindings, ledger), ledger)

@@ -8,21 +8,20 @@ pushes its next attempt back (exponential, capped) on another failure.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from entity_memory.embeddings.embedder import build_embedder
 from entity_memory.extraction.base import Message
 from entity_memory.extraction.registry import ExtractorFactory, build_extractor
+from entity_memory.service.bindings import Bindings
 from entity_memory.service.extract_session import (
     PENDING_MAX_RETRY_MS,
     ExtractionRequestError,
     SessionExtraction,
 )
-from entity_memory.service.maintenance import WRITER_ORIGIN
-from entity_memory.service.settings import Bindings
-from entity_memory.service.user_writer import SESSION_TIME_HEADER
+from entity_memory.service.stores import build_store
+from entity_memory.service.writes import ExtractCall, RemoteWriter, WriterRefused, WriterUnavailable
 from entity_memory.storage.ledger import Ledger
+from entity_memory.storage.ledger_rows import PendingSession
 from entity_memory.storage.store import EntityStore
 
 MAX_SESSIONS_PER_RUN = 5
@@ -40,70 +39,76 @@ async def retry_pending_sessions(
     pipeline = SessionExtraction(store, ledger, bindings, factory)
     outcomes: list[dict[str, Any]] = []
     for row in due:
-        user_id, session_id = row["user_id"], row["session_id"]
-        if row["messages"] is None:  # too large to keep: only a re-send can retry it
-            await ledger.write(
-                [
-                    ledger.pending_statement(
-                        user_id,
-                        session_id,
-                        row["extractor"],
-                        row["content_hash"],
-                        None,
-                        row["ranges"],
-                        row["reason"],
-                        now,
-                        now + PENDING_MAX_RETRY_MS,
-                    )
-                ]
-            )
-            outcomes.append({"userId": user_id, "sessionId": session_id, "skipped": "no messages"})
-            continue
-        messages = [Message.model_validate(m) for m in row["messages"]]
-        if bindings.forward_write is not None:
+        if row.messages is None:  # too large to keep: only a re-send can retry it
+            outcomes.append(await _postpone(ledger, row, now))
+        elif bindings.writers is not None:
             outcomes.append(await _resend_through_writer(bindings, row))
-            continue
-        try:
-            outcome = await pipeline.run(
-                user_id, session_id, messages, row["extractor"], session_now=row["created_at"]
-            )
-        except ExtractionRequestError as exc:  # the extractor is gone from this deployment
-            outcomes.append({"userId": user_id, "sessionId": session_id, "error": exc.code})
-            continue
-        outcomes.append(
-            {
-                "userId": user_id,
-                "sessionId": session_id,
-                "processed": outcome.processed,
-                "pending": outcome.pending,
-                "entities": len(outcome.entities),
-            }
-        )
+        else:
+            outcomes.append(await _run_here(pipeline, row))
     return {"due": len(due), "sessions": outcomes}
 
 
-async def _resend_through_writer(bindings: Bindings, row: dict[str, Any]) -> dict[str, Any]:
-    """Re-send the session to its user's writer, as a client re-send would: the pipeline
-    extracts only the ranges still owed, in turn with the user's other writes."""
-    assert bindings.forward_write is not None
-    user_id, session_id = row["user_id"], row["session_id"]
-    url = f"{WRITER_ORIGIN}/v1/users/{user_id}/sessions/{session_id}/extract"
-    body = json.dumps({"messages": row["messages"], "extractor": row["extractor"]}).encode()
-    headers = [
-        ("content-type", "application/json"),
-        # The session keeps the date it was first extracted with (relative dates in it).
-        (SESSION_TIME_HEADER, str(row["created_at"])),
-    ]
-    status, _, answer = await bindings.forward_write(user_id, "POST", url, headers, body)
-    outcome: dict[str, Any] = {"userId": user_id, "sessionId": session_id}
-    if status != 200:
-        return {**outcome, "status": status}
-    done = json.loads(answer)
+async def _postpone(ledger: Ledger, row: PendingSession, now: int) -> dict[str, Any]:
+    statement = ledger.pending_statement(
+        row.user_id,
+        row.session_id,
+        row.extractor,
+        row.content_hash,
+        None,
+        row.ranges,
+        row.reason,
+        now,
+        now + PENDING_MAX_RETRY_MS,
+    )
+    await ledger.write([statement])
+    return {"userId": row.user_id, "sessionId": row.session_id, "skipped": "no messages"}
+
+
+def _messages(row: PendingSession) -> list[Message]:
+    return [Message.model_validate(m) for m in row.messages or []]
+
+
+async def _run_here(pipeline: SessionExtraction, row: PendingSession) -> dict[str, Any]:
+    """Run the pipeline in this invocation (no writer binding)."""
+    head: dict[str, Any] = {"userId": row.user_id, "sessionId": row.session_id}
+    try:
+        outcome = await pipeline.run(
+            row.user_id, row.session_id, _messages(row), row.extractor, session_now=row.created_at
+        )
+    except ExtractionRequestError as exc:  # the extractor is gone from this deployment
+        return {**head, "error": exc.code}
     return {
-        **outcome,
-        "processed": done.get("processed"),
-        "pending": done.get("pending"),
-        "entities": len(done.get("entities", [])),
+        **head,
+        "processed": outcome.processed,
+        "pending": outcome.pending,
+        "entities": len(outcome.entities),
+    }
+
+
+async def _resend_through_writer(bindings: Bindings, row: PendingSession) -> dict[str, Any]:
+    """Re-send the session to its user's writer, as a client re-send would: the pipeline
+    extracts only the ranges still owed, in turn with the user's other writes. The session
+    keeps the date it was first extracted with (relative dates in it)."""
+    assert bindings.writers is not None
+    call = ExtractCall(
+        user_id=row.user_id,
+        session_id=row.session_id,
+        messages=_messages(row),
+        extractor=row.extractor,
+        session_now=row.created_at,
+    )
+    head: dict[str, Any] = {"userId": row.user_id, "sessionId": row.session_id}
+    try:
+        done = await RemoteWriter(bindings.writers(row.user_id)).extract(call)
+    except WriterRefused as exc:
+        return {**head, "status": exc.refusal.status, "error": exc.refusal.code}
+    except WriterUnavailable:
+        return {**head, "status": 503, "error": "writer_unavailable"}
+    return {
+        **head,
+        "processed": done.processed,
+        "pending": done.pending,
+        "entities": len(done.entities),
     }
 
 
@@ -112,6 +117,4 @@ async def scheduled_retry_pending(bindings: Bindings) -> dict[str, Any]:
     if bindings.db is None:
         return {"due": 0, "skipped": "no D1 ledger bound"}
     ledger = Ledger(bindings.db)
-    embedder = build_embedder(bindings.settings.embedding_model, bindings.ai_run)
-    store = EntityStore(bindings.kv, bindings.settings, bindings.clock, ledger, embedder=embedder)
-    return await retry_pending_sessions(store, ledger, bindings)
+    return await retry_pending_sessions(build_store(bindings, ledger), ledger, bindings)

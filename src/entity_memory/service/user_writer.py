@@ -5,7 +5,7 @@ at once lose entries, and two merges of one entity can both read version 3 and b
 version 4. The platform answer is a Durable Object per user (the adapter in
 `adapters/durable_object.py`); this module is its logic, runtime-agnostic:
 
-- `UserWriter.run(op)` runs one write at a time (an asyncio lock: awaiting KV or D1 yields to
+- `WriterState.run(op)` runs one write at a time (an asyncio lock: awaiting KV or D1 yields to
   other requests, so the object's single thread alone does not serialise them);
 - `WriterKV` is the KV the write sees: reads come from the writer's own table first (what it
   last wrote, exact), writes go to the table and to KV, and the index key is *not* written
@@ -20,6 +20,7 @@ import asyncio
 import json
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from entity_memory.domain.models import EntityIndex
@@ -37,16 +38,21 @@ FLUSH_RETRY_MS = 5_000
 #: How long a document read from KV (not written here) is trusted before KV is asked again:
 #: data written before the writer existed can still expire in KV.
 KV_READ_TRUST_MS = 60 * 60 * 1000
-#: The date a re-sent session was first extracted (epoch ms), from the Worker to a user's
-#: writer only: the Worker drops it from client requests before forwarding.
-SESSION_TIME_HEADER = "x-entity-memory-session-time"
-#: Response header: index-key writes this user's writer has made (benches check coalescing).
-INDEX_WRITES_HEADER = "X-Index-Writes"
 #: A row that says the table holds everything of the user (set by an erasure): a key it does
 #: not have is absent, never read from KV, whose erased keys may still show for a while.
 AUTHORITATIVE_KEY = "writer:authoritative"
 INDEX_SUFFIX = ":entities"
 INDEX_PREFIX = "index:"
+
+
+@dataclass(frozen=True)
+class HeldCopy:
+    """The parsed index a writer keeps between requests; one read from KV (not written
+    here) is trusted only until `trusted_until`, as its table row."""
+
+    key: str
+    index: EntityIndex
+    trusted_until: int | None
 
 
 def is_index_key(key: str) -> bool:
@@ -56,7 +62,7 @@ def is_index_key(key: str) -> bool:
 class WriterKV:
     """The `KVNamespace` a write runs against inside the user's writer."""
 
-    def __init__(self, writer: UserWriter, inner: KVNamespace) -> None:
+    def __init__(self, writer: WriterState, inner: KVNamespace) -> None:
         self.writer, self.inner = writer, inner
 
     def _row(self, key: str) -> tuple[bool, str | None]:
@@ -98,19 +104,19 @@ class WriterKV:
         The writer is the only one to write its user's index, so the copy it parsed stays
         exact between requests; at 10k entries that saves parsing and validating ~4 MB of
         JSON per write. The caller gets its own entry list (it appends and replaces entries;
-        a request that fails after changing an entry drops the copy, see `UserWriter.run`).
+        a request that fails after changing an entry drops the copy, see `WriterState.run`).
         """
         held = self.writer.warm
-        if held is None or held[0] != key:
+        if held is None or held.key != key:
             return None
-        if held[2] is not None and held[2] <= self.writer.clock():
+        if held.trusted_until is not None and held.trusted_until <= self.writer.clock():
             return None  # read from KV, not written here, and no longer trusted (as its row)
         self.writer.index_read(key, None)
-        return held[1].model_copy(update={"entries": list(held[1].entries)})
+        return held.index.model_copy(update={"entries": list(held.index.entries)})
 
     def keep_index(self, key: str, index: EntityIndex) -> None:
         """Hold `index`, just read from or written to `key`, for the next request."""
-        self.writer.warm = (key, index, self.writer.index_trusted_until)
+        self.writer.warm = HeldCopy(key, index, self.writer.index_trusted_until)
 
     async def get_json_many(self, keys: Sequence[str]) -> dict[str, Any | None]:
         out: dict[str, Any | None] = {}
@@ -160,16 +166,8 @@ class WriterKV:
     ) -> KVListPage:
         return await self.inner.list(prefix=prefix, limit=limit, cursor=cursor)
 
-    async def read_replica(self, key: str) -> Any | None:
-        """What KV itself holds for `key` (reindex compares the replica, not the copy)."""
-        return await self.inner.get_json(key)
 
-    async def read_replica_many(self, keys: Sequence[str]) -> dict[str, Any | None]:
-        """What KV itself holds for `keys` (an expiry is checked against KV, not the copy)."""
-        return await self.inner.get_json_many(keys)
-
-
-class UserWriter:
+class WriterState:
     """The state of one user's writer: its table, its lock, the pending index write."""
 
     def __init__(
@@ -197,7 +195,7 @@ class UserWriter:
         self.index_writes = 0
         #: The parsed index this writer last read or wrote (key, index, trusted until), kept
         #: between requests; an index read from KV is trusted only as long as its table row.
-        self.warm: tuple[str, EntityIndex, int | None] | None = None
+        self.warm: HeldCopy | None = None
         self.index_trusted_until: int | None = None
 
     def kv(self, inner: KVNamespace) -> WriterKV:

@@ -16,6 +16,7 @@ from typing import Any, Literal
 from entity_memory.domain.merge import Change
 from entity_memory.domain.models import BaseEntity
 from entity_memory.storage.d1 import D1Database, Statement
+from entity_memory.storage.ledger_rows import PendingPart, PendingSession, ProcessedSession
 
 ChangeKind = Literal["created", "updated", "contradicted", "deleted", "expired"]
 RemovalKind = Literal["deleted", "expired"]
@@ -113,12 +114,14 @@ def _parse_row(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _parse_pending(row: dict[str, Any]) -> dict[str, Any]:
-    return {
-        **row,
-        "messages": json.loads(row["messages"]) if row.get("messages") else None,
-        "ranges": [tuple(r) for r in json.loads(row["ranges"] or "[]")],
-    }
+def _parse_pending(row: dict[str, Any]) -> PendingSession:
+    return PendingSession.model_validate(
+        {
+            **row,
+            "messages": json.loads(row["messages"]) if row.get("messages") else None,
+            "ranges": [tuple(r) for r in json.loads(row["ranges"] or "[]")],
+        }
+    )
 
 
 class Ledger:
@@ -174,7 +177,7 @@ class Ledger:
             (user_id, session_id, content_hash, now, json.dumps(counts)),
         )
 
-    async def processed_session(self, user_id: str, session_id: str) -> dict[str, Any] | None:
+    async def processed_session(self, user_id: str, session_id: str) -> ProcessedSession | None:
         """How far a session was read, and what of it is still pending, in one D1 read."""
         rows = await self.db.all(
             "SELECT p.content_hash, p.processed_at, p.counts, q.ranges AS pending_ranges,"
@@ -190,18 +193,18 @@ class Ledger:
         row = rows[0]
         pending = None
         if row.get("pending_ranges") is not None:
-            pending = {
-                "ranges": [tuple(r) for r in json.loads(row["pending_ranges"])],
-                "contentHash": row["pending_hash"],
-                "attempts": int(row["pending_attempts"] or 0),
-                "extractor": row["pending_extractor"],
-            }
-        return {
-            "content_hash": row["content_hash"],
-            "processed_at": row["processed_at"],
-            "counts": json.loads(row["counts"] or "{}"),
-            "pending": pending,
-        }
+            pending = PendingPart(
+                ranges=[tuple(r) for r in json.loads(row["pending_ranges"])],
+                content_hash=row["pending_hash"],
+                attempts=int(row["pending_attempts"] or 0),
+                extractor=row["pending_extractor"],
+            )
+        return ProcessedSession(
+            content_hash=row["content_hash"],
+            processed_at=row["processed_at"],
+            counts=json.loads(row["counts"] or "{}"),
+            pending=pending,
+        )
 
     # --- pending sessions ------------------------------------------------------------------
 
@@ -246,14 +249,14 @@ class Ledger:
             (user_id, session_id),
         )
 
-    async def pending_session(self, user_id: str, session_id: str) -> dict[str, Any] | None:
+    async def pending_session(self, user_id: str, session_id: str) -> PendingSession | None:
         rows = await self.db.all(
             "SELECT * FROM pending_sessions WHERE user_id = ? AND session_id = ?",
             (user_id, session_id),
         )
         return _parse_pending(rows[0]) if rows else None
 
-    async def due_pending(self, now: int, limit: int) -> list[dict[str, Any]]:
+    async def due_pending(self, now: int, limit: int) -> list[PendingSession]:
         """Pending sessions whose next attempt is due, the longest-waiting first."""
         rows = await self.db.all(
             "SELECT * FROM pending_sessions WHERE next_attempt_at <= ?"

@@ -41,7 +41,7 @@ from entity_memory.extraction.llm.chat import (
 )
 from entity_memory.extraction.llm.parsing import usage_from
 from entity_memory.extraction.llm.typed import Design
-from entity_memory.service.settings import (
+from entity_memory.settings import (
     DEFAULT_LLM_ATTEMPTS,
     DEFAULT_LLM_MAX_TOKENS,
     DEFAULT_LLM_MODEL,

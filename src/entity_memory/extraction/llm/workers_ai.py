@@ -23,6 +23,7 @@ import asyncio
 import re
 from typing import Any
 
+from entity_memory.embeddings.embedder import AiRun
 from entity_memory.extraction.base import ExtractionError
 from entity_memory.extraction.llm.ask import (
     FREQUENCY_PENALTY,
@@ -39,12 +40,11 @@ from entity_memory.extraction.llm.chat import (
 )
 from entity_memory.extraction.llm.parsing import usage_from
 from entity_memory.extraction.llm.typed import Design
-from entity_memory.service.settings import (
+from entity_memory.settings import (
     DEFAULT_AI_MODEL,
     DEFAULT_AI_TIMEOUT_S,
     DEFAULT_LLM_ATTEMPTS,
     DEFAULT_LLM_MAX_TOKENS,
-    AiRun,
 )
 
 DEFAULT_MODEL = DEFAULT_AI_MODEL

@@ -7,8 +7,9 @@ from typing import Any
 from fastapi import APIRouter
 
 from entity_memory.domain.context import assemble_entity_context
-from entity_memory.http.deps import StoreDep, UserId
+from entity_memory.http.deps import ExpiredReportDep, StoreDep, UserId
 from entity_memory.http.schemas import ContextBody, ContextResponse
+from entity_memory.service.retrieval import retrieve_for_context
 
 router = APIRouter(tags=["context"])
 
@@ -18,9 +19,11 @@ router = APIRouter(tags=["context"])
     response_model=ContextResponse,
     response_model_exclude_unset=True,
 )
-async def context(user_id: UserId, body: ContextBody, store: StoreDep) -> dict[str, Any]:
+async def context(
+    user_id: UserId, body: ContextBody, store: StoreDep, report: ExpiredReportDep
+) -> dict[str, Any]:
     """The `<entity_memory>` block for a task, with the entities in rank order."""
-    found = await store.retrieve_for_context(user_id, body.task, body.limit)
+    found = await retrieve_for_context(store, user_id, body.task, body.limit, report_expired=report)
     docs = [e.to_json_dict() for e in found.entities]
     result: dict[str, Any] = {
         "context": assemble_entity_context(docs, body.max_tokens, body.task),

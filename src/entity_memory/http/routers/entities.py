@@ -10,9 +10,10 @@ from entity_memory.domain.keys import InvalidId, validate_id, validate_type
 from entity_memory.domain.limits import MAX_BATCH
 from entity_memory.domain.models import Entity
 from entity_memory.http.body import openapi_body, parse, read_json
-from entity_memory.http.deps import EntityRefDep, StoreDep, UserId
+from entity_memory.http.deps import EntityRefDep, StoreDep, UserId, WriterDep
 from entity_memory.http.errors import ApiError
 from entity_memory.http.schemas import Deleted, EntityList, UpsertBody, UpsertResponse
+from entity_memory.service.writes import DeleteCall, UpsertCall
 
 router = APIRouter(prefix="/v1/users/{user_id}/entities", tags=["entities"])
 
@@ -52,17 +53,14 @@ def _check_batch(raw: Any) -> None:
     response_model_exclude_unset=True,
     openapi_extra=openapi_body(UpsertBody),
 )
-async def upsert_entities(user_id: UserId, request: Request, store: StoreDep) -> dict[str, Any]:
+async def upsert_entities(user_id: UserId, request: Request, writer: WriterDep) -> dict[str, Any]:
     """Upsert a batch (at most 100) of entities; a bad item rejects the whole batch."""
     raw = await read_json(request)
     _check_batch(raw)
     body = parse(UpsertBody, raw, "invalid_entity", "entities do not validate")
     validate_id(body.session_id, "session")
-    results = await store.upsert_many(user_id, body.entities, body.session_id)
-    return {
-        "entities": [r.entity.to_json_dict() for r in results],
-        "results": [r.to_json_dict() for r in results],
-    }
+    call = UpsertCall(user_id=user_id, session_id=body.session_id, entities=body.entities)
+    return (await writer.upsert(call)).model_dump()
 
 
 @router.get("", response_model=EntityList, response_model_exclude_unset=True)
@@ -85,7 +83,8 @@ async def get_entity(user_id: UserId, ref: EntityRefDep, store: StoreDep) -> dic
 
 
 @router.delete("/{entity_type}/{entity_id}", response_model=Deleted)
-async def delete_entity(user_id: UserId, ref: EntityRefDep, store: StoreDep) -> dict[str, Any]:
-    if not await store.delete(user_id, *ref):
+async def delete_entity(user_id: UserId, ref: EntityRefDep, writer: WriterDep) -> dict[str, Any]:
+    call = DeleteCall(user_id=user_id, entity_type=ref[0], entity_id=ref[1])
+    if not (await writer.delete_entity(call)).deleted:
         raise ApiError(404, "not_found", f"no {ref[0]} {ref[1]!r}")
     return {"deleted": {"type": ref[0], "id": ref[1]}}

@@ -2,26 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 from pydantic import ValidationError
 
 from entity_memory.domain.keys import validate_id
 from entity_memory.extraction.base import Message
-from entity_memory.extraction.registry import ExtractorFactory
 from entity_memory.http.body import openapi_body, parse, read_json
-from entity_memory.http.deps import (
-    BindingsDep,
-    OptionalLedgerDep,
-    StoreDep,
-    UserId,
-    extractor_factory,
-)
+from entity_memory.http.deps import UserId, WriterDep
 from entity_memory.http.errors import ApiError, pydantic_details
 from entity_memory.http.schemas import ExtractBody, ExtractResponse
-from entity_memory.service.extract_session import SessionExtraction, transcript_to_messages
-from entity_memory.service.user_writer import SESSION_TIME_HEADER
+from entity_memory.service.extract_session import transcript_to_messages
+from entity_memory.service.writes import ExtractCall
 
 router = APIRouter(tags=["extraction"])
 
@@ -36,10 +29,7 @@ async def extract(
     user_id: UserId,
     session_id: str,
     request: Request,
-    b: BindingsDep,
-    store: StoreDep,
-    ledger: OptionalLedgerDep,
-    factory: Annotated[ExtractorFactory, Depends(extractor_factory)],
+    writer: WriterDep,
 ) -> dict[str, Any]:
     """Extract a session's entities and upsert them; re-sending a session is a no-op."""
     validate_id(session_id, "session")
@@ -53,13 +43,10 @@ async def extract(
     messages = list(body.messages or [])
     if body.transcript:
         messages += _transcript_messages(body.transcript)
-    pipeline = SessionExtraction(store, ledger, b, factory)
-    first_seen = request.headers.get(SESSION_TIME_HEADER, "")
-    session_now = int(first_seen) if b.writer_state is not None and first_seen.isdigit() else None
-    outcome = await pipeline.run(
-        user_id, session_id, messages, body.extractor, session_now=session_now
+    call = ExtractCall(
+        user_id=user_id, session_id=session_id, messages=messages, extractor=body.extractor
     )
-    return outcome.to_json_dict()
+    return (await writer.extract(call)).to_json_dict()
 
 
 def _transcript_messages(transcript: str) -> list[Message]:

@@ -14,10 +14,10 @@ from entity_memory.domain.limits import (
 )
 from entity_memory.domain.safe_json import MAX_SAFE_INTEGER
 from entity_memory.domain.trends import metric_trends, pain_point_trends
-from entity_memory.http.deps import BindingsDep, EntityRefDep, LedgerDep, StoreDep, UserId
+from entity_memory.http.deps import EntityRefDep, LedgerDep, StoreDep, UserId, WriterDep
 from entity_memory.http.errors import ApiError
 from entity_memory.http.schemas import Changes, Export, Forgotten, History, Trends
-from entity_memory.service.auth import TokenStore
+from entity_memory.service.writes import ForgetCall
 
 router = APIRouter(prefix="/v1/users/{user_id}", tags=["ledger"])
 
@@ -73,15 +73,9 @@ async def export(user_id: UserId, ledger: LedgerDep, store: StoreDep) -> dict[st
 
 
 @router.delete("", response_model=Forgotten, response_model_exclude_unset=True)
-async def forget_user(
-    user_id: UserId, ledger: LedgerDep, store: StoreDep, b: BindingsDep
-) -> dict[str, Any]:
+async def forget_user(user_id: UserId, ledger: LedgerDep, writer: WriterDep) -> dict[str, Any]:
     """Erase everything of the user in KV and D1, API tokens included (last, so a user's
     own token can repeat the call), and the copy in the user's writer. Runs inside the
     writer, so no write can race it. Repeat while `complete` is false."""
-    result = await store.forget_user(user_id)
-    if result["complete"]:
-        result["tokensDeleted"] = await TokenStore(ledger.db).forget_user(user_id)
-        if b.writer_state is not None:
-            result["writerRowsDeleted"] = b.writer_state.forget()
-    return result
+    done = await writer.forget(ForgetCall(user_id=user_id))
+    return done.model_dump(by_alias=True, exclude_none=True)

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from entity_memory.domain.models import EntityIndex, EntityInputBase
 from entity_memory.extraction.base import ChunkFailure, KnownEntity, Message, Usage
 from entity_memory.storage.d1 import Statement
+from entity_memory.storage.ledger_rows import ProcessedSession
 
 Range = tuple[int, int]
 
@@ -45,19 +46,19 @@ class SessionCursor(_Stage):
     pending: PendingRanges | None = None
 
     @classmethod
-    def from_row(cls, row: dict[str, Any] | None) -> SessionCursor | None:
+    def from_row(cls, row: ProcessedSession | None) -> SessionCursor | None:
         if row is None:
             return None
-        pending = row.get("pending")
+        pending = row.pending
         return cls(
-            content_hash=str(row["content_hash"]),
-            messages_read=int(row["counts"].get("messages", 0)),
+            content_hash=row.content_hash,
+            messages_read=row.counts.get("messages", 0),
             pending=None
             if pending is None
             else PendingRanges(
-                ranges=[(int(s), int(e)) for s, e in pending["ranges"]],
-                attempts=int(pending.get("attempts") or 0),
-                extractor=pending.get("extractor"),
+                ranges=list(pending.ranges),
+                attempts=pending.attempts,
+                extractor=pending.extractor,
             ),
         )
 

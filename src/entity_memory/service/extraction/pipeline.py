@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from entity_memory.extraction.base import Message, Usage
 from entity_memory.extraction.registry import LLM_EXTRACTORS, ExtractorFactory
 from entity_memory.extraction.registry import build_extractor as default_factory
+from entity_memory.service.bindings import Bindings
 from entity_memory.service.extraction import check as check_stage
 from entity_memory.service.extraction import extract as extract_stage
 from entity_memory.service.extraction import plan as plan_stage
@@ -25,7 +26,6 @@ from entity_memory.service.extraction.models import Extracted, LedgerRows, Sessi
 from entity_memory.service.extraction.ports import SessionLedger, SessionStore
 from entity_memory.service.extraction.resolve import resolve
 from entity_memory.service.extraction.upsert import upsert
-from entity_memory.service.settings import Bindings
 
 
 class ExtractionOutcome(BaseModel):

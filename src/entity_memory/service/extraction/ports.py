@@ -9,6 +9,7 @@ from typing import Any, Protocol
 from entity_memory.domain.models import EntityIndex, EntityInputBase
 from entity_memory.embeddings.embedder import Embedder
 from entity_memory.storage.d1 import Statement
+from entity_memory.storage.ledger_rows import ProcessedSession
 from entity_memory.storage.store import Adjust, UpsertResult
 
 
@@ -42,7 +43,7 @@ class SessionStore(Protocol):
 class SessionLedger(Protocol):
     """The ledger as the stages use it: the session cursor, its statements, a plain write."""
 
-    async def processed_session(self, user_id: str, session_id: str) -> dict[str, Any] | None: ...
+    async def processed_session(self, user_id: str, session_id: str) -> ProcessedSession | None: ...
 
     def session_statement(
         self, user_id: str, session_id: str, content_hash: str, now: int, counts: dict[str, int]

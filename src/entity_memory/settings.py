@@ -1,19 +1,48 @@
-"""Settings read from the Worker's `[vars]` and secrets, and the bindings a request works with.
+"""Every setting the service reads, typed, and the one registry of their variable names.
 
-The API never reads the environment itself: the host (the Worker adapter, the local host, a test)
-hands it a `Bindings`, so the core stays free of `js`/`workers` and is configured in one place.
+The bottom of the package: storage, extraction and service import it downward, and it
+imports nothing of theirs. The host (the Worker adapter, the local host, a test) reads the
+environment; this module only turns a name -> value lookup into typed, validated settings,
+so a bad value fails loudly at the first request instead of falling back quietly.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
-from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
-from entity_memory.embeddings.embedder import AiRun
-from entity_memory.storage.d1 import D1Database
-from entity_memory.storage.kv import KVNamespace
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class EnvVar(StrEnum):
+    """The Worker's `[vars]` and secrets the service reads: the only list of their names
+    (docs/configuration.md documents each; tests/unit/test_settings.py checks both agree)."""
+
+    EXTRACTOR = "EXTRACTOR"
+    LLM_BASE_URL = "LLM_BASE_URL"
+    LLM_API_KEY = "LLM_API_KEY"
+    LLM_MODEL = "LLM_MODEL"
+    LLM_TIMEOUT_S = "LLM_TIMEOUT_S"
+    LLM_TEMPERATURE = "LLM_TEMPERATURE"
+    LLM_MAX_TOKENS = "LLM_MAX_TOKENS"
+    LLM_CONTEXT_TOKENS = "LLM_CONTEXT_TOKENS"
+    LLM_ATTEMPTS = "LLM_ATTEMPTS"
+    AI_MODEL = "AI_MODEL"
+    AI_TIMEOUT_S = "AI_TIMEOUT_S"
+    AI_MAX_TOKENS = "AI_MAX_TOKENS"
+    API_TOKEN = "API_TOKEN"
+    EMBEDDING_MODEL = "EMBEDDING_MODEL"
+    ALLOW_CLOCK_OVERRIDE = "ALLOW_CLOCK_OVERRIDE"
+    TTL_DAYS_PREFERENCE = "TTL_DAYS_PREFERENCE"
+    TTL_DAYS_PAIN_POINT = "TTL_DAYS_PAIN_POINT"
+    TTL_DAYS_DECISION = "TTL_DAYS_DECISION"
+    TTL_DAYS_CAMPAIGN = "TTL_DAYS_CAMPAIGN"
+    TTL_DAYS_METRIC = "TTL_DAYS_METRIC"
+
+
+VAR_NAMES: tuple[str, ...] = tuple(v.value for v in EnvVar)
 
 DAY_SECONDS = 24 * 60 * 60
 
@@ -25,11 +54,6 @@ DEFAULT_TTL_DAYS: dict[str, int] = {
     "campaign": 180,
     "metric": 30,
 }
-
-
-def wall_clock_ms() -> int:
-    return int(time.time() * 1000)
-
 
 #: Extractor names a request or `EXTRACTOR` may give (`auto` picks one, see `resolved_extractor`).
 EXTRACTOR_NAMES = ("rules", "workers-ai", "openai")
@@ -45,12 +69,23 @@ DEFAULT_LLM_MAX_TOKENS = 4096
 DEFAULT_LLM_ATTEMPTS = 4
 
 
+def wall_clock_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def ttl_var(entity_type: str) -> EnvVar:
+    return EnvVar(f"TTL_DAYS_{entity_type.upper()}")
+
+
+Lookup = Callable[[str], Any]
+
+
 def _text(raw: Any) -> str | None:
     text = None if raw is None else str(raw).strip()
     return text or None
 
 
-def _positive_float(name: str, raw: Any, default: float) -> float:
+def _positive_float(name: EnvVar, raw: Any, default: float) -> float:
     text = _text(raw)
     if text is None:
         return default
@@ -63,7 +98,7 @@ def _positive_float(name: str, raw: Any, default: float) -> float:
     return value
 
 
-def _positive_int(name: str, raw: Any, default: int | None) -> int | None:
+def _positive_int(name: EnvVar, raw: Any, default: int | None) -> int | None:
     text = _text(raw)
     if text is None:
         return default
@@ -76,10 +111,24 @@ def _positive_int(name: str, raw: Any, default: int | None) -> int | None:
     return value
 
 
-@dataclass(frozen=True)
-class ExtractorSettings:
+def _temperature(raw: Any) -> float | None:
+    text = _text(raw)
+    try:
+        value = None if text is None else float(text)
+    except ValueError:
+        raise ValueError(f"LLM_TEMPERATURE must be a number, not {text!r}") from None
+    if value is not None and not 0 <= value <= 2:
+        raise ValueError("LLM_TEMPERATURE must be between 0 and 2")
+    return value
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ExtractorSettings(_Frozen):
     """Every extraction var, parsed once: `EXTRACTOR`, `AI_*` (Workers AI) and `LLM_*`
-    (an OpenAI-compatible server). A bad value fails loudly instead of falling back quietly."""
+    (an OpenAI-compatible server)."""
 
     extractor: str = DEFAULT_EXTRACTOR
     ai_model: str = DEFAULT_AI_MODEL
@@ -99,45 +148,37 @@ class ExtractorSettings:
 
     @classmethod
     def from_vars(cls, env: Mapping[str, Any]) -> ExtractorSettings:
-        extractor = (_text(env.get("EXTRACTOR")) or DEFAULT_EXTRACTOR).lower()
+        def get(name: EnvVar) -> Any:
+            return env.get(name.value)
+
+        extractor = (_text(get(EnvVar.EXTRACTOR)) or DEFAULT_EXTRACTOR).lower()
         if extractor not in (DEFAULT_EXTRACTOR, *EXTRACTOR_NAMES):
             raise ValueError(f"EXTRACTOR must be auto or one of {', '.join(EXTRACTOR_NAMES)}")
-        temperature = _text(env.get("LLM_TEMPERATURE"))
-        try:
-            temp = None if temperature is None else float(temperature)
-        except ValueError:
-            raise ValueError(f"LLM_TEMPERATURE must be a number, not {temperature!r}") from None
-        if temp is not None and not 0 <= temp <= 2:
-            raise ValueError("LLM_TEMPERATURE must be between 0 and 2")
+        v = EnvVar
         return cls(
             extractor=extractor,
-            ai_model=_text(env.get("AI_MODEL")) or DEFAULT_AI_MODEL,
-            ai_timeout_s=_positive_float(
-                "AI_TIMEOUT_S", env.get("AI_TIMEOUT_S"), DEFAULT_AI_TIMEOUT_S
-            ),
-            ai_max_tokens_set=_positive_int("AI_MAX_TOKENS", env.get("AI_MAX_TOKENS"), None),
-            llm_base_url=_text(env.get("LLM_BASE_URL")),
-            llm_model=_text(env.get("LLM_MODEL")) or DEFAULT_LLM_MODEL,
-            llm_api_key=_text(env.get("LLM_API_KEY")),
+            ai_model=_text(get(v.AI_MODEL)) or DEFAULT_AI_MODEL,
+            ai_timeout_s=_positive_float(v.AI_TIMEOUT_S, get(v.AI_TIMEOUT_S), DEFAULT_AI_TIMEOUT_S),
+            ai_max_tokens_set=_positive_int(v.AI_MAX_TOKENS, get(v.AI_MAX_TOKENS), None),
+            llm_base_url=_text(get(v.LLM_BASE_URL)),
+            llm_model=_text(get(v.LLM_MODEL)) or DEFAULT_LLM_MODEL,
+            llm_api_key=_text(get(v.LLM_API_KEY)),
             llm_timeout_s=_positive_float(
-                "LLM_TIMEOUT_S", env.get("LLM_TIMEOUT_S"), DEFAULT_LLM_TIMEOUT_S
+                v.LLM_TIMEOUT_S, get(v.LLM_TIMEOUT_S), DEFAULT_LLM_TIMEOUT_S
             ),
-            llm_temperature=temp,
+            llm_temperature=_temperature(get(v.LLM_TEMPERATURE)),
             llm_max_tokens=_positive_int(
-                "LLM_MAX_TOKENS", env.get("LLM_MAX_TOKENS"), DEFAULT_LLM_MAX_TOKENS
+                v.LLM_MAX_TOKENS, get(v.LLM_MAX_TOKENS), DEFAULT_LLM_MAX_TOKENS
             )
             or DEFAULT_LLM_MAX_TOKENS,
-            llm_context_tokens=_positive_int(
-                "LLM_CONTEXT_TOKENS", env.get("LLM_CONTEXT_TOKENS"), None
-            ),
-            attempts=_positive_int("LLM_ATTEMPTS", env.get("LLM_ATTEMPTS"), DEFAULT_LLM_ATTEMPTS)
+            llm_context_tokens=_positive_int(v.LLM_CONTEXT_TOKENS, get(v.LLM_CONTEXT_TOKENS), None),
+            attempts=_positive_int(v.LLM_ATTEMPTS, get(v.LLM_ATTEMPTS), DEFAULT_LLM_ATTEMPTS)
             or DEFAULT_LLM_ATTEMPTS,
         )
 
 
-@dataclass(frozen=True)
-class Settings:
-    ttl_days: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_TTL_DAYS))
+class Settings(_Frozen):
+    ttl_days: dict[str, int] = Field(default_factory=lambda: dict(DEFAULT_TTL_DAYS))
     api_token: str | None = None
     #: Honour `X-Entity-Memory-Now` (replaying dated sessions in evaluations). Never in production.
     allow_clock_override: bool = False
@@ -148,27 +189,31 @@ class Settings:
         return self.ttl_days[entity_type] * DAY_SECONDS
 
     @classmethod
-    def from_env(cls, lookup: Callable[[str], Any]) -> Settings:
+    def from_env(cls, lookup: Lookup) -> Settings:
         """Build settings from a name -> value lookup (Worker env, os.environ.get, a dict.get).
 
         Bad TTL values fail loudly at the first request rather than silently using a default.
         """
         ttl = dict(DEFAULT_TTL_DAYS)
         for entity_type in ttl:
-            raw = lookup(f"TTL_DAYS_{entity_type.upper()}")
+            name = ttl_var(entity_type)
+            raw = lookup(name.value)
             if raw is not None and str(raw).strip():
                 days = int(str(raw).strip())
                 if days < 1:
-                    raise ValueError(f"TTL_DAYS_{entity_type.upper()} must be >= 1")
+                    raise ValueError(f"{name} must be >= 1")
                 ttl[entity_type] = days
-        token = lookup("API_TOKEN")
+        token = lookup(EnvVar.API_TOKEN.value)
         token = str(token) if token is not None and str(token) else None
-        override = str(lookup("ALLOW_CLOCK_OVERRIDE") or "").strip().lower() in ("1", "true")
-        model = str(lookup("EMBEDDING_MODEL") or "").strip() or None
+        override_raw = str(lookup(EnvVar.ALLOW_CLOCK_OVERRIDE.value) or "")
+        override = override_raw.strip().lower() in ("1", "true")
+        model = str(lookup(EnvVar.EMBEDDING_MODEL.value) or "").strip() or None
         return cls(
             ttl_days=ttl, api_token=token, allow_clock_override=override, embedding_model=model
         )
 
+
+# --- what the host provides, as plain callables -----------------------------------------------
 
 #: POST a JSON body: (url, headers, body bytes, timeout seconds) -> (HTTP status, response text)
 #: or (status, text, response headers); headers let a client honour `Retry-After`.
@@ -181,46 +226,3 @@ HttpPost = Callable[
 RateLimit = Callable[[str], Awaitable[bool]]
 #: Runs work after the response is sent, kept alive by the runtime (the Worker's waitUntil).
 Defer = Callable[[Coroutine[Any, Any, None]], None]
-
-
-#: Hand a write request to the user's single writer: (user id, method, URL, headers, body)
-#: -> (status, headers, body). The Worker's is a Durable Object stub's fetch.
-ForwardWrite = Callable[
-    [str, str, str, list[tuple[str, str]], bytes],
-    Awaitable[tuple[int, list[tuple[str, str]], bytes]],
-]
-
-
-@dataclass
-class Bindings:
-    """What one request works with: storage, settings and the clock (epoch milliseconds)."""
-
-    kv: KVNamespace
-    settings: Settings = field(default_factory=Settings)
-    #: The D1 ledger; None where no D1 binding exists (history routes then answer 503).
-    db: D1Database | None = None
-    #: Workers AI (`env.AI.run`); None where no AI binding exists.
-    ai_run: AiRun | None = None
-    #: Outbound HTTP for OpenAI-compatible endpoints; None where not available.
-    http_post: HttpPost | None = None
-    #: Per-token request budget (`[[ratelimits]]` binding RATE_LIMITER); None: unlimited.
-    rate_limit: RateLimit | None = None
-    #: Where write requests go (the user's Durable Object); None: written in this request.
-    forward_write: ForwardWrite | None = None
-    #: Work a request hands over to run after its response; None: awaited in place.
-    defer: Defer | None = None
-    #: Set inside the user's writer: this request is the only write of its user running, and
-    #: its KV is the writer's (`service.user_writer`). Forwarded requests are trusted.
-    writer_state: Any = None
-    #: Raw vars and secrets by name (EXTRACTOR, LLM_BASE_URL, LLM_API_KEY, LLM_MODEL, ...).
-    vars: Mapping[str, Any] = field(default_factory=dict)
-    clock: Callable[[], int] = wall_clock_ms
-
-    @property
-    def extraction(self) -> ExtractorSettings:
-        """The extraction vars, parsed (once per Bindings: a Bindings lives for one request)."""
-        cached = self.__dict__.get("_extraction")
-        if cached is None:
-            cached = ExtractorSettings.from_vars(self.vars)
-            self.__dict__["_extraction"] = cached
-        return cached

@@ -1,0 +1,335 @@
+"""Every write of a user's memory, as a typed call: the writer's interface.
+
+A route that writes builds a call (`UpsertCall`, `DeleteCall`, ...) and hands it to the user's
+`Writer`. Which operations write is decided here, by which of these a route calls, not by a
+path pattern. Each call has one service function (`upsert`, `delete_entity`, ...) that does
+the work against a `WriteContext` (the store, the ledger); the writer runs them:
+
+- in production, in the user's Durable Object (`RemoteWriter` -> `service/writer_host.py`):
+  one at a time per user, against the object's own copy, the call and its answer crossing the
+  boundary as the models' JSON, so what arrives is what was validated;
+- without a writer binding (CPython tests, a deployment without Durable Objects), in the
+  request itself (`InProcessWriter`), with nothing serialising writes.
+
+A refusal inside the object (a bad id, a storage failure) comes back as a typed `Refusal`
+and is raised here as `WriterRefused`; an object that cannot be reached is
+`WriterUnavailable` (503 `writer_unavailable`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Generic, Protocol, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic.alias_generators import to_camel
+
+from entity_memory.domain.keys import validate_id, validate_type
+from entity_memory.domain.models import EntityInput
+from entity_memory.extraction.base import Message
+from entity_memory.extraction.registry import ExtractorFactory
+from entity_memory.service import erasure, expiry
+from entity_memory.service import reindex as reindexing
+from entity_memory.service.auth import TokenStore
+from entity_memory.service.bindings import Bindings
+from entity_memory.service.extraction.pipeline import ExtractionOutcome, SessionExtraction
+from entity_memory.service.user_writer import WriterState
+from entity_memory.storage.ledger import Ledger
+from entity_memory.storage.store import EntityStore
+
+JsonDoc = dict[str, JsonValue]
+
+
+class Call(BaseModel):
+    """What every write names: whose memory, and (where the deployment allows pinning it)
+    the time the Worker's request runs at."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    user_id: str
+    #: Epoch ms pinned by `X-Entity-Memory-Now` (evaluations); None: the writer's clock.
+    now: int | None = None
+
+
+class UpsertCall(Call):
+    session_id: str
+    entities: list[EntityInput]
+
+
+class UpsertDone(BaseModel):
+    entities: list[JsonDoc]
+    results: list[JsonDoc]
+
+
+class DeleteCall(Call):
+    entity_type: str
+    entity_id: str
+
+
+class DeleteDone(BaseModel):
+    deleted: bool
+
+
+class ExtractCall(Call):
+    session_id: str
+    messages: list[Message]
+    extractor: str | None = None
+    #: The date a re-sent session was first extracted (the scheduled retry sets it).
+    session_now: int | None = None
+
+
+class ReindexCall(Call):
+    pass
+
+
+class ReindexDone(BaseModel):
+    entries: int
+    restored: int
+    dropped: int
+    refreshed: int
+    embedded: int = 0
+
+
+class EntityRefModel(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    type: str
+    id: str
+
+
+class ExpiredCall(Call):
+    entities: list[EntityRefModel]
+
+
+class ExpiredDone(BaseModel):
+    dropped: int
+
+
+class ForgetCall(Call):
+    pass
+
+
+class ForgetDone(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+
+    complete: bool
+    kv_keys_deleted: int
+    ledger_rows_deleted: dict[str, int] | None = None
+    tokens_deleted: int | None = None
+    writer_rows_deleted: int | None = None
+
+
+@dataclass
+class WriteContext:
+    """What a write works with: the store and ledger over the writer's KV, the request's
+    bindings, the extractor factory, and the writer's own state (None outside a writer)."""
+
+    store: EntityStore
+    ledger: Ledger | None
+    bindings: Bindings
+    factory: ExtractorFactory
+    state: WriterState | None = None
+
+
+# --- the service functions, one per call ---------------------------------------------------
+
+
+async def upsert(ctx: WriteContext, call: UpsertCall) -> UpsertDone:
+    results = await ctx.store.upsert_many(call.user_id, call.entities, call.session_id)
+    return UpsertDone(
+        entities=[r.entity.to_json_dict() for r in results],
+        results=[r.to_json_dict() for r in results],
+    )
+
+
+async def delete_entity(ctx: WriteContext, call: DeleteCall) -> DeleteDone:
+    validate_type(call.entity_type)
+    validate_id(call.entity_id, "entity")
+    return DeleteDone(
+        deleted=await ctx.store.delete(call.user_id, call.entity_type, call.entity_id)
+    )
+
+
+async def extract(ctx: WriteContext, call: ExtractCall) -> ExtractionOutcome:
+    pipeline = SessionExtraction(ctx.store, ctx.ledger, ctx.bindings, ctx.factory)
+    return await pipeline.run(
+        call.user_id, call.session_id, call.messages, call.extractor, session_now=call.session_now
+    )
+
+
+async def reindex(ctx: WriteContext, call: ReindexCall) -> ReindexDone:
+    return ReindexDone(**await reindexing.reindex(ctx.store, call.user_id))
+
+
+async def drop_expired(ctx: WriteContext, call: ExpiredCall) -> ExpiredDone:
+    refs = [(e.type, e.id) for e in call.entities]
+    return ExpiredDone(dropped=await expiry.drop_expired(ctx.store, call.user_id, refs))
+
+
+async def forget(ctx: WriteContext, call: ForgetCall) -> ForgetDone:
+    """Erase the user in KV and D1, API tokens included (last, so a user's own token can
+    repeat the call), and the writer's own copy. Repeat while `complete` is false."""
+    done = ForgetDone.model_validate(await erasure.forget_user(ctx.store, call.user_id))
+    if done.complete and ctx.ledger is not None:
+        done.tokens_deleted = await TokenStore(ctx.ledger.db).forget_user(call.user_id)
+    if done.complete and ctx.state is not None:
+        done.writer_rows_deleted = ctx.state.forget()
+    return done
+
+
+C = TypeVar("C", bound=Call)
+D = TypeVar("D", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class Operation(Generic[C, D]):
+    call: type[C]
+    done: type[D]
+    run: Callable[[WriteContext, C], Awaitable[D]]
+
+
+#: Every write, by the name the writer is called with (the Durable Object's method names).
+OPERATIONS: dict[str, Operation[Any, Any]] = {
+    "upsert": Operation(UpsertCall, UpsertDone, upsert),
+    "delete_entity": Operation(DeleteCall, DeleteDone, delete_entity),
+    "extract": Operation(ExtractCall, ExtractionOutcome, extract),
+    "reindex": Operation(ReindexCall, ReindexDone, reindex),
+    "drop_expired": Operation(ExpiredCall, ExpiredDone, drop_expired),
+    "forget": Operation(ForgetCall, ForgetDone, forget),
+}
+
+
+def operation_of(call: Call) -> str:
+    return next(name for name, op in OPERATIONS.items() if isinstance(call, op.call))
+
+
+# --- what crosses the boundary ---------------------------------------------------------------
+
+
+class Refusal(BaseModel):
+    """An error the writer answered instead of a result (what the API answers with it)."""
+
+    status: int
+    code: str
+    message: str
+    details: JsonValue = None
+    headers: dict[str, str] | None = None
+
+
+class WriterCosts(BaseModel):
+    """What one call cost inside the writer, for the response's cost headers."""
+
+    kv_ops: dict[str, int] = Field(default_factory=dict)
+    d1_calls: int = 0
+    d1_statements: int = 0
+    #: KV writes of the index key this writer has made (coalescing made visible).
+    index_writes: int = 0
+
+
+class Reply(BaseModel):
+    """The writer's answer to one call: `result` (the done model's JSON) or `refusal`."""
+
+    result: JsonValue = None
+    refusal: Refusal | None = None
+    costs: WriterCosts | None = None
+
+
+class WriterRefused(Exception):
+    def __init__(self, refusal: Refusal) -> None:
+        super().__init__(refusal.message)
+        self.refusal = refusal
+
+
+class WriterUnavailable(Exception):
+    """The user's writer could not be reached (or did not answer a reply)."""
+
+
+def dump_call(call: Call) -> str:
+    """A call's JSON: only the fields set, so the entities' explicit fields stay explicit
+    (a merge tells a field sent from one left out)."""
+    return call.model_dump_json(by_alias=True, exclude_unset=True)
+
+
+# --- the writers -----------------------------------------------------------------------------
+
+
+class Writer(Protocol):
+    """The user's writer, as a route sees it: one typed method per write."""
+
+    costs: WriterCosts | None
+
+    async def upsert(self, call: UpsertCall) -> UpsertDone: ...
+    async def delete_entity(self, call: DeleteCall) -> DeleteDone: ...
+    async def extract(self, call: ExtractCall) -> ExtractionOutcome: ...
+    async def reindex(self, call: ReindexCall) -> ReindexDone: ...
+    async def drop_expired(self, call: ExpiredCall) -> ExpiredDone: ...
+    async def forget(self, call: ForgetCall) -> ForgetDone: ...
+
+
+class _TypedWriter:
+    """The typed methods over one `_run(name, call)`."""
+
+    costs: WriterCosts | None = None
+
+    async def _run(self, name: str, call: Call) -> Any:
+        raise NotImplementedError
+
+    async def upsert(self, call: UpsertCall) -> UpsertDone:
+        return await self._run("upsert", call)  # type: ignore[no-any-return]
+
+    async def delete_entity(self, call: DeleteCall) -> DeleteDone:
+        return await self._run("delete_entity", call)  # type: ignore[no-any-return]
+
+    async def extract(self, call: ExtractCall) -> ExtractionOutcome:
+        return await self._run("extract", call)  # type: ignore[no-any-return]
+
+    async def reindex(self, call: ReindexCall) -> ReindexDone:
+        return await self._run("reindex", call)  # type: ignore[no-any-return]
+
+    async def drop_expired(self, call: ExpiredCall) -> ExpiredDone:
+        return await self._run("drop_expired", call)  # type: ignore[no-any-return]
+
+    async def forget(self, call: ForgetCall) -> ForgetDone:
+        return await self._run("forget", call)  # type: ignore[no-any-return]
+
+
+class InProcessWriter(_TypedWriter):
+    """Runs each call in the request itself (no writer binding)."""
+
+    def __init__(self, ctx: WriteContext) -> None:
+        self.ctx = ctx
+
+    async def _run(self, name: str, call: Call) -> Any:
+        return await OPERATIONS[name].run(self.ctx, call)
+
+
+class WriterStub(Protocol):
+    """A Durable Object stub as Python sees it: `await stub.<operation>(call_json)` returns
+    the reply's JSON (a Python Workers RPC call; strings cross unchanged)."""
+
+    def __getattr__(self, name: str) -> Callable[[str], Awaitable[str]]: ...
+
+
+#: The user's writer's stub, by user id (`env.USER_WRITER.getByName(user_id)`).
+WriterStubs = Callable[[str], Any]
+
+
+class RemoteWriter(_TypedWriter):
+    """Calls the user's Durable Object through its RPC methods."""
+
+    def __init__(self, stub: Any, now: int | None = None) -> None:
+        self.stub, self.now = stub, now
+
+    async def _run(self, name: str, call: Call) -> Any:
+        if self.now is not None and call.now is None:
+            call = call.model_copy(update={"now": self.now})
+        try:
+            answer = await getattr(self.stub, name)(dump_call(call))
+            reply = Reply.model_validate_json(str(answer))
+        except Exception as exc:
+            raise WriterUnavailable(f"the user's writer did not answer {name}: {exc}") from exc
+        self.costs = reply.costs
+        if reply.refusal is not None:
+            raise WriterRefused(reply.refusal)
+        return OPERATIONS[name].done.model_validate(reply.result)

@@ -1,0 +1,58 @@
+"""domain/merge.py: how a new mention becomes an entity's next state (SPEC bp 2 and 7)."""
+
+from __future__ import annotations
+
+from entity_memory.domain.merge import entity_id_for, merge
+
+from .conftest import T0
+from .factories import campaign, metric, pain_point
+
+
+def test_a_first_mention_creates_version_one() -> None:
+    result = merge(None, campaign(), "u1", "s1", T0)
+    assert result.status == "created"
+    e = result.entity
+    assert (e.version, e.created_at, e.updated_at, e.session_id) == (1, T0, T0, "s1")
+    assert e.id == entity_id_for(campaign()) == "campaign-alpha"
+
+
+def test_the_same_mention_again_is_unchanged_and_keeps_the_version() -> None:
+    first = merge(None, campaign(), "u1", "s1", T0).entity
+    again = merge(first, campaign(), "u1", "s2", T0 + 1)
+    assert again.status == "unchanged" and again.entity is first
+
+
+def test_an_update_bumps_the_version_keeps_created_at_and_reports_the_change() -> None:
+    first = merge(None, campaign(), "u1", "s1", T0).entity
+    moved = campaign(metadata={"strategy": "maximize conversions"})
+    result = merge(first, moved, "u1", "s2", T0 + 5)
+    assert result.status == "updated"
+    assert (result.entity.version, result.entity.created_at) == (2, T0)
+    assert result.changes["metadata.strategy"].old == "target CPA"
+    assert result.changes["metadata.strategy"].new == "maximize conversions"
+
+
+def test_metadata_merges_field_by_field() -> None:
+    first = merge(None, campaign(), "u1", "s1", T0).entity
+    result = merge(first, campaign(metadata={"status": "paused"}), "u1", "s2", T0 + 1)
+    meta = result.entity.metadata.to_json_dict()  # type: ignore[attr-defined]
+    assert meta["budget"] == 150 and meta["status"] == "paused"
+
+
+def test_a_lower_importance_is_averaged_with_the_old_one() -> None:
+    first = merge(None, campaign(importance=0.8), "u1", "s1", T0).entity
+    result = merge(first, campaign(importance=0.4, content="new facts"), "u1", "s2", T0 + 1)
+    assert abs(result.entity.importance - 0.6) < 1e-9
+
+
+def test_metric_values_accumulate_a_history() -> None:
+    e = merge(None, metric(value=42), "u1", "s1", T0).entity
+    e = merge(e, metric(value=39), "u1", "s2", T0 + 1).entity
+    history = e.metadata.history  # type: ignore[attr-defined]
+    assert [h.value for h in history] == [42, 39]
+
+
+def test_a_pain_point_mentioned_in_another_session_counts_once_more() -> None:
+    e = merge(None, pain_point(), "u1", "s1", T0).entity
+    e = merge(e, pain_point(), "u1", "s2", T0 + 1).entity
+    assert e.metadata.frequency == 2  # type: ignore[attr-defined]
