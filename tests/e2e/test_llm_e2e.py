@@ -108,13 +108,21 @@ def test_the_local_model_stores_grounded_typed_entities(llm_host: Host) -> None:
     assert {e["id"] for e in stored["entities"]} >= {e["id"] for e in body["entities"]}
 
 
+def _versions(host: Host, user: str) -> dict[str, int]:
+    listed = httpx.get(f"{host.base_url}/v1/users/{user}/entities", timeout=30).json()
+    return {e["id"]: e["version"] for e in listed["entities"]}
+
+
 def test_a_resent_session_asks_the_model_nothing(llm_host: Host) -> None:
     first = _extract(llm_host, "tea-resend", "s1")
-    again = _extract(llm_host, "tea-resend", "s1")
     assert first["counts"]["newMessages"] == len(MESSAGES)
-    assert again["counts"]["newMessages"] == 0
-    assert again["counts"]["modelCalls"] == 0
+    before = _versions(llm_host, "tea-resend")
+    again = _extract(llm_host, "tea-resend", "s1")
+    # The exact session was processed: no model call, nothing written again.
+    assert again["processed"] is False
+    assert not again.get("usage") or again["usage"]["input_tokens"] == 0
     assert not [r for r in again["results"] if r["status"] == "created"]
+    assert _versions(llm_host, "tea-resend") == before
 
 
 def test_replies_cut_off_are_counted_and_not_asked_again(tiny_budget_host: Host) -> None:
