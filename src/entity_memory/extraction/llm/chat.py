@@ -163,9 +163,11 @@ class ChatExtractor:
         attempts: int,
         sleep: Sleep | None = None,
         design: Design | None = None,
+        passes: Sequence[str] | None = None,
     ) -> None:
         self.spec = spec
         design = design or spec.design  # type: ignore[assignment]
+        self.passes: tuple[str, ...] | None = spec.passes if passes is None else tuple(passes)
         self.max_tokens = max_tokens
         self.attempts = max(1, attempts)
         self.sleep: Sleep = sleep or asyncio.sleep
@@ -262,7 +264,7 @@ class ChatExtractor:
         rules: list[dict[str, Any]] = []
         if self.design in ("confirm", "union"):
             rules = extract_candidates(list(chunk.messages), list(known))
-        passes = TypedPasses(self.design, self.max_tokens)
+        passes = TypedPasses(self.design, self.max_tokens, self.passes)
         try:
             found = await passes.run(self, chunk, context, relevant, now_ms, rules, result)
         except PromptTooLong as exc:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from entity_memory.domain import safe_json
@@ -90,10 +90,12 @@ class OpenAICompatExtractor(ChatExtractor):
         attempts: int = DEFAULT_LLM_ATTEMPTS,
         sleep: Sleep | None = None,
         design: Design | None = None,
+        passes: Sequence[str] | None = None,
     ) -> None:
         if not base_url:
             raise ValueError("base_url is required, e.g. http://127.0.0.1:8080/v1")
-        super().__init__(openai_spec(model, context_tokens), max_tokens, attempts, sleep, design)
+        spec = openai_spec(model, context_tokens)
+        super().__init__(spec, max_tokens, attempts, sleep, design, passes)
         self._http_post = http_post
         self.base_url = base_url.rstrip("/")
         self.url = self.base_url + "/chat/completions"
