@@ -17,6 +17,8 @@ from typing import Any
 import httpx
 import pytest
 
+from entity_memory.extraction.llm.catalog import workers_ai_spec
+
 from .hostproc import Host, HostError, start_host
 
 #: A local model call on 2 busy cores can take minutes; the host's own per-call timeout is 300 s.
@@ -24,8 +26,9 @@ REQUEST_TIMEOUT_S = 900
 TYPES = {"campaign", "metric", "decision", "pain_point", "preference"}
 #: Metadata fields that hold a number the conversation must state.
 NUMBER_FIELDS = ("budget", "value", "target")
-#: One pass per kind of fact for a one-chunk conversation (extraction/llm/typed.py).
-PASSES_PER_CHUNK = len(TYPES)
+#: The host's local model (local/llm.mjs) and the passes its design asks of a chunk.
+LOCAL_MODEL = "local/qwen2.5-coder-1.5b-instruct"
+PASSES_PER_CHUNK = len(workers_ai_spec(LOCAL_MODEL).passes or TYPES)
 
 # An invented business (a tea shop), not one of the evaluation scenarios.
 MESSAGES = [
