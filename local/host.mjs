@@ -98,7 +98,7 @@ const textModel = startTextServer({
 });
 // What `EXTRACTOR=auto` runs when the local model is there: the extractor that scored better
 // on the dev set without a lower precision (README, "Which extractor you get").
-const LOCAL_AUTO_EXTRACTOR = "rules";
+const LOCAL_AUTO_EXTRACTOR = "workers-ai";
 // A local model call waits for its turn behind the others (one slot) on a small CPU.
 const LOCAL_AI_TIMEOUT_S = "300";
 // The directory that holds kv/, d1/, ...: what `wrangler ... --local` uses is
