@@ -146,7 +146,7 @@ def test_session_start_prints_the_context(
     assert "Numbers first" in cached and ", as of " in cached
 
     # A user with nothing remembered: no memory block, only the hint that `remember` exists.
-    done, _ = run_hook(
+    done = run_hook(
         "session-start", payload("session-start", transcript, tmp_path), env, "--user", user + "x"
     )
     assert done.returncode == 0
