@@ -2,8 +2,10 @@
 
 session-start prints the remembered context as `hookSpecificOutput.additionalContext`;
 session-end / pre-compact / stop upload the transcript's user and assistant text in a detached
-background process (checked by what the service stored). Every hook exits 0 within a second,
-even when the service is down or hangs.
+background process (checked by what the service stored). Every hook exits 0 and never waits
+for the service: the slow service here holds every request until the test ends, so a hook
+that waited on it would run into `run_hook`'s timeout (no bound on how fast a busy machine
+starts Python is assumed).
 """
 
 from __future__ import annotations
@@ -35,7 +37,11 @@ EVENTS = {
     "pre-compact": {"hook_event_name": "PreCompact", "trigger": "auto", "custom_instructions": ""},
     "stop": {"hook_event_name": "Stop", "stop_hook_active": False},
 }
-BUDGET_S = 1.0
+#: Far beyond a hook's own budget (ENTITY_MEMORY_HOOK_TIMEOUT, 0.5 s by default) and Python's
+#: start-up on a loaded machine; a hook that waited on a hanging service would reach it.
+HOOK_DEADLINE_S = 60
+#: How long the slow service holds a request: longer than any hook may take.
+HANG_S = HOOK_DEADLINE_S * 2
 
 
 def payload(event: str, transcript: Path, cwd: Path) -> dict[str, Any]:
@@ -50,18 +56,25 @@ def payload(event: str, transcript: Path, cwd: Path) -> dict[str, Any]:
 
 def run_hook(
     event: str, data: dict[str, Any], env: dict[str, str], *extra: str
-) -> tuple[subprocess.CompletedProcess[str], float]:
-    began = time.monotonic()
-    done = subprocess.run(
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
         [sys.executable, "-m", "entity_memory_client.cli", "hook", event, *extra],
         input=json.dumps(data),
         env=env,
         capture_output=True,
         text=True,
-        timeout=30,
+        timeout=HOOK_DEADLINE_S,
         cwd=data.get("cwd") or REPO,
     )
-    return done, time.monotonic() - began
+
+
+def upload_finished_since(env: dict[str, str], since: float) -> bool:
+    """The hook's detached upload recorded its outcome (hooks.record_upload_status)."""
+    path = Path(env["ENTITY_MEMORY_HOME"]) / "state" / "last-upload.json"
+    try:
+        return json.loads(path.read_text())["at"] >= since
+    except (OSError, ValueError, KeyError):
+        return False
 
 
 def wait_for(check: Callable[[], Any], timeout: float = 40.0) -> Any:
@@ -105,7 +118,7 @@ def test_session_start_prints_the_context(
             "seed",
         )
         mem.context("warm up")
-    done, elapsed = run_hook(
+    done = run_hook(
         "session-start", payload("session-start", transcript, tmp_path), env, "--user", user
     )
     assert done.returncode == 0, done.stderr
@@ -113,13 +126,12 @@ def test_session_start_prints_the_context(
     assert out["hookEventName"] == "SessionStart"
     assert "<entity_memory>" in out["additionalContext"]
     assert "Numbers first" in out["additionalContext"]
-    assert elapsed < BUDGET_S + 1.0  # a live service: one quick request
 
     # The service hangs: within the budget, the context cached by the last answer.
     server = _serve_slowly()
     try:
         slow_env = {**env, "ENTITY_MEMORY_URL": f"http://127.0.0.1:{server.server_address[1]}"}
-        done, elapsed = run_hook(
+        done = run_hook(
             "session-start",
             payload("session-start", transcript, tmp_path),
             slow_env,
@@ -129,7 +141,7 @@ def test_session_start_prints_the_context(
     finally:
         server.shutdown()
         server.server_close()
-    assert done.returncode == 0 and elapsed < BUDGET_S
+    assert done.returncode == 0
     cached = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
     assert "Numbers first" in cached and ", as of " in cached
 
@@ -146,13 +158,13 @@ def test_session_end_uploads_only_user_and_assistant_text(
     env: dict[str, str], user: str, transcript: Path, tmp_path: Path
 ) -> None:
     env = {**env, "ENTITY_MEMORY_USER": user}
-    done, elapsed = run_hook("session-end", payload("session-end", transcript, tmp_path), env)
+    began = time.time()
+    done = run_hook("session-end", payload("session-end", transcript, tmp_path), env)
     assert done.returncode == 0, done.stderr
-    assert elapsed < BUDGET_S and done.stdout == ""
+    assert done.stdout == ""
 
+    wait_for(lambda: upload_finished_since(env, began))
     with EntityMemory(user=user) as mem:
-        wait_for(lambda: mem.list()["count"] > 0)
-        time.sleep(1)  # one batch: everything of the session is there once anything is
         exported = mem.export()
     stored = json.dumps(exported["entities"])
     assert "Campaign Alpha" in stored
@@ -164,14 +176,14 @@ def test_session_end_uploads_only_user_and_assistant_text(
 
     # Stop after every response: the transcript did not change, so nothing is started.
     uploads = _log(env).count("uploading")
-    done, elapsed = run_hook("stop", payload("stop", transcript, tmp_path), env)
-    assert done.returncode == 0 and elapsed < BUDGET_S
+    done = run_hook("stop", payload("stop", transcript, tmp_path), env)
+    assert done.returncode == 0
     assert _log(env).count("uploading") == uploads
 
     # The session grows, but Stop uploads at most once per interval (10 minutes by default).
     with transcript.open("a") as fh:
         fh.write("\n")
-    done, elapsed = run_hook("stop", payload("stop", transcript, tmp_path), env)
+    done = run_hook("stop", payload("stop", transcript, tmp_path), env)
     assert done.returncode == 0 and _log(env).count("uploading") == uploads
     env = {**env, "ENTITY_MEMORY_STOP_INTERVAL_MIN": "0"}
 
@@ -187,17 +199,18 @@ def test_session_end_uploads_only_user_and_assistant_text(
             },
         }
         fh.write(json.dumps(line) + "\n")
-    done, elapsed = run_hook("stop", payload("stop", transcript, tmp_path), env)
-    assert done.returncode == 0 and elapsed < BUDGET_S
+    done = run_hook("stop", payload("stop", transcript, tmp_path), env)
+    assert done.returncode == 0
     assert _log(env).count("uploading") == uploads + 1
     with EntityMemory(user=user) as mem:
         wait_for(lambda: "Bravo" in json.dumps(mem.export()["entities"]))
 
     # pre-compact re-sends the same session: the service has it all, nothing changes
     before = EntityMemory(user=user).list()
-    done, elapsed = run_hook("pre-compact", payload("pre-compact", transcript, tmp_path), env)
-    assert done.returncode == 0 and elapsed < BUDGET_S
-    time.sleep(3)
+    began = time.time()
+    done = run_hook("pre-compact", payload("pre-compact", transcript, tmp_path), env)
+    assert done.returncode == 0
+    wait_for(lambda: upload_finished_since(env, began))
     after = EntityMemory(user=user).list()
     assert after == before
 
@@ -210,7 +223,7 @@ def _closed_port() -> int:
 
 class _Sleepy(BaseHTTPRequestHandler):
     def _hang(self) -> None:
-        time.sleep(5)
+        time.sleep(HANG_S)
         self.send_response(200)
         self.end_headers()
 
@@ -238,15 +251,14 @@ def slow_url() -> Iterator[str]:
 
 
 @pytest.mark.parametrize("service", ["down", "slow"])
-def test_every_hook_exits_0_within_a_second(
+def test_every_hook_exits_0_without_waiting_for_the_service(
     service: str, env: dict[str, str], transcript: Path, tmp_path: Path, slow_url: str
 ) -> None:
     url = f"http://127.0.0.1:{_closed_port()}" if service == "down" else slow_url
     env = {**env, "ENTITY_MEMORY_URL": url, "ENTITY_MEMORY_USER": "nobody"}
     for event in EVENTS:
-        done, elapsed = run_hook(event, payload(event, transcript, tmp_path), env)
+        done = run_hook(event, payload(event, transcript, tmp_path), env)
         assert done.returncode == 0, (event, done.stderr)
-        assert elapsed < BUDGET_S, (event, elapsed)
         if event == "session-start":  # no memory, but the agent and user are told why
             notice = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
             assert "<entity_memory>" not in notice and "did not answer" in notice

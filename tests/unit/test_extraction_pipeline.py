@@ -35,6 +35,7 @@ from entity_memory.settings import Settings
 from entity_memory.storage.d1 import CountingD1
 from entity_memory.storage.kv import CountingKV
 from entity_memory.storage.ledger import Ledger
+from entity_memory.storage.session_log import SessionLog
 from entity_memory.storage.store import EntityStore
 
 from .conftest import T0, Clock
@@ -620,3 +621,8 @@ async def test_ungrounded_candidates_are_rejected_with_the_reason_and_never_stor
     assert [e.id for e in await store.list("u1")] == ["campaign-alpha"]
     alpha = await store.get("u1", "campaign", "campaign-alpha")
     assert alpha is not None and alpha.metadata.budget == 60  # type: ignore[attr-defined]
+    # The ledger keeps them per session, typed, for the inspector's session view.
+    kept = await SessionLog(ledger.db).rejections("u1", "s1")
+    assert sorted(r.code or "" for r in kept) == codes
+    assert {r.extractor for r in kept} == {"rules"} and all(r.reason for r in kept)
+    assert {r.name for r in kept} == {"Campaign Zulu", "Campaign Alpha", "Alpha CPA"}

@@ -5,7 +5,7 @@ from typing import Any
 import pytest
 
 from entity_memory.domain.models import parse_entity
-from entity_memory.domain.trends import metric_trends, trend_of
+from entity_memory.domain.trends import better_direction, metric_trends, trend_of
 from entity_memory.service.erasure import forget_user
 from entity_memory.service.maintenance import reindex_recent_users
 from entity_memory.service.reindex import reindex
@@ -113,6 +113,22 @@ def test_trend_direction_knows_which_way_is_good(kpi: str, values: list, trend: 
     assert trend_of(kpi, values[0], values[-1])[1] == trend
 
 
+@pytest.mark.parametrize(
+    ("kpi", "better"),
+    [
+        ("CPA", "lower"),
+        ("cost per click", "lower"),
+        ("CTR", "higher"),
+        ("ROAS", "higher"),
+        ("Mystery KPI", None),
+    ],
+)
+def test_the_better_direction_is_the_kpis_not_the_movements(kpi: str, better: str) -> None:
+    # A CTR that fell is still a KPI where higher is better (the inspector's sentence).
+    assert better_direction(kpi) == better
+    assert trend_of("CTR", 10.4, 8.7) == ("down", "worsening")
+
+
 async def test_trends_endpoint_data(lstore: EntityStore, ledger: Ledger, clock: Clock) -> None:
     for i, (cpa, roas) in enumerate([(52.0, 3.1), (47.0, 2.8), (41.0, 2.2)]):
         await lstore.upsert_many(
@@ -145,6 +161,7 @@ async def test_trends_endpoint_data(lstore: EntityStore, ledger: Ledger, clock: 
         "lastAt": T0 + 2 * DAY,
         "direction": "down",
         "trend": "improving",
+        "better": "lower",
     }
     assert trends["alpha-roas"]["trend"] == "worsening"
 

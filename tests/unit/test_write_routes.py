@@ -23,6 +23,7 @@ from entity_memory.http import deps
 from entity_memory.http.app import create_app
 from entity_memory.service.bindings import Bindings
 from entity_memory.storage.kv import CountingKV, InMemoryKV
+from entity_memory.web import ASSETS
 
 from .conftest import Clock
 from .writer_twin import WriterTwin
@@ -32,9 +33,7 @@ U = "/v1/users/{user_id}"
 
 #: (method, path) -> the writer operation it calls, or None for a route that only reads.
 ROUTES: dict[tuple[str, str], str | None] = {
-    ("GET", "/"): None,
-    ("GET", "/inspector.js"): None,
-    ("GET", "/inspector.css"): None,
+    **{("GET", url): None for url in ASSETS},  # the inspector's page, modules, stylesheet
     ("GET", "/healthz"): None,
     ("PUT", f"{U}/entities"): "upsert",
     ("GET", f"{U}/entities"): None,
@@ -49,6 +48,9 @@ ROUTES: dict[tuple[str, str], str | None] = {
     ("GET", f"{U}/changes"): None,
     ("GET", f"{U}/trends"): None,
     ("GET", f"{U}/export"): None,
+    ("GET", f"{U}/sessions"): None,
+    ("GET", f"{U}/sessions/{{session_id}}"): None,
+    ("GET", "/v1/admin/users"): None,
     ("POST", "/v1/admin/tokens"): None,
     ("GET", "/v1/admin/tokens"): None,
     ("DELETE", "/v1/admin/tokens/{token_id}"): None,

@@ -28,6 +28,12 @@ def kpi_polarity(kpi: str) -> int:
     return 0
 
 
+def better_direction(kpi: str) -> Literal["higher", "lower"] | None:
+    """Which way is good news for this KPI (None when the vocabulary does not know it)."""
+    polarity = kpi_polarity(kpi)
+    return "higher" if polarity > 0 else "lower" if polarity < 0 else None
+
+
 def trend_of(kpi: str, first: float, last: float) -> tuple[str, Trend]:
     """(direction up/down/flat, trend) of a series from its first to its last value."""
     scale = abs(first) or 1.0
@@ -67,6 +73,7 @@ def metric_trends(observations: Sequence[dict[str, Any]]) -> list[dict[str, Any]
                 "lastAt": rows[-1]["observed_at"],
                 "direction": direction,
                 "trend": trend,
+                "better": better_direction(kpi),
             }
         )
     return out

@@ -26,10 +26,21 @@ from entity_memory.http.routers import (
     ledger,
     maintenance,
     meta,
+    sessions,
 )
 from entity_memory.service.bindings import Bindings
 
-ROUTERS = (inspector, meta, entities, context, admin, extraction, ledger, maintenance)
+ROUTERS = (
+    inspector,
+    meta,
+    entities,
+    context,
+    admin,
+    extraction,
+    ledger,
+    sessions,
+    maintenance,
+)
 
 
 def create_app(

@@ -104,8 +104,13 @@ class UpsertResponse(Out):
     results: list[UpsertItemResult]
 
 
+class ListedEntity(IndexEntry):
+    #: With `values=true`: the entity's value in a few words (domain/headline.py).
+    value: str | None = None
+
+
 class EntityList(Out):
-    entities: list[IndexEntry]
+    entities: list[ListedEntity]
     count: int
 
 
@@ -238,6 +243,9 @@ class MetricTrend(Out):
     last_at: int
     direction: str | None
     trend: str | None
+    #: which way is good for this KPI ("higher", "lower"), None when unknown: the inspector's
+    #: sentence says this, not the direction the values moved.
+    better: Literal["higher", "lower"] | None = None
 
 
 class PainPointTrend(Out):
@@ -301,3 +309,55 @@ class Reindexed(Out):
     dropped: int
     refreshed: int
     embedded: int = Field(default=0, description="entries given a vector (backfill)")
+
+
+class SessionInfo(Out):
+    session_id: str
+    processed_at: int
+    counts: dict[str, int]
+
+
+class SessionList(Out):
+    sessions: list[SessionInfo]
+    count: int
+
+
+class SessionRejection(Out):
+    extractor: str
+    entity_type: str | None = None
+    name: str | None = None
+    code: str | None = Field(default=None, description="a stable reason code, when there is one")
+    reason: str
+    item: Any = Field(default=None, description="the candidate as the extractor gave it")
+    recorded_at: int
+
+
+class SessionWrite(Out):
+    type: EntityType
+    id: str
+    name: str
+    version: int
+    change_kind: str
+    changes: dict[str, Any]
+    recorded_at: int
+
+
+class SessionDetail(Out):
+    session_id: str
+    processed_at: int | None
+    counts: dict[str, int]
+    extracted: list[SessionWrite] = Field(description="the versions this session wrote")
+    rejected: list[SessionRejection] = Field(description="candidates refused, and why")
+
+
+class UserInfo(Out):
+    user_id: str
+    last_write_at: int
+
+
+class UserList(Out):
+    users: list[UserInfo]
+    count: int
+    next_before: int | None = Field(
+        default=None, description="pass as `before` for the next page; absent on the last"
+    )

@@ -391,6 +391,7 @@ class Ledger:
             "metric_observations",
             "processed_sessions",
             "pending_sessions",
+            "session_rejections",
             "user_activity",
         )
         counts = await self.db.batch(

@@ -6,7 +6,8 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
-from entity_memory.domain.keys import InvalidId, validate_id, validate_type
+from entity_memory.domain.headline import headline
+from entity_memory.domain.keys import InvalidId, entity_key, validate_id, validate_type
 from entity_memory.domain.limits import MAX_BATCH
 from entity_memory.domain.models import Entity
 from entity_memory.http.body import openapi_body, parse, read_json
@@ -65,13 +66,21 @@ async def upsert_entities(user_id: UserId, request: Request, writer: WriterDep) 
 
 @router.get("", response_model=EntityList, response_model_exclude_unset=True)
 async def list_entities(
-    user_id: UserId, store: StoreDep, type: str | None = None
+    user_id: UserId, store: StoreDep, type: str | None = None, values: bool = False
 ) -> dict[str, Any]:
-    """Index entries of the user's entities, newest first (one KV read)."""
+    """Index entries of the user's entities, newest first (one KV read); `values=true` adds
+    each one's `value` in a few words (one bulk read of the entities per 100)."""
     if type is not None:
         validate_type(type)
     entries = await store.list(user_id, type)
-    return {"entities": [e.to_json_dict() for e in entries], "count": len(entries)}
+    rows = [e.to_json_dict() for e in entries]
+    if values:
+        keys = [entity_key(user_id, e.type, e.id) for e in entries]
+        found = await store.get_many(keys)
+        for row, key in zip(rows, keys, strict=True):
+            entity = found.get(key)
+            row["value"] = headline(entity) if entity is not None else None
+    return {"entities": rows, "count": len(rows)}
 
 
 @router.get("/{entity_type}/{entity_id}", response_model=Entity, response_model_exclude_unset=True)

@@ -1,4 +1,4 @@
-"""Routes serving the web inspector (`/`, its script and stylesheet); no API of its own.
+"""Routes serving the web inspector (`/`, its script modules and stylesheet); no API of its own.
 
 The page talks only to the public `/v1` API with the token the user signs in with, so these
 routes need no auth. The CSP allows only this origin: no inline script, no CDN, no frames.
@@ -6,10 +6,12 @@ routes need no auth. The CSP allows only this origin: no inline script, no CDN, 
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 from fastapi import APIRouter
 from fastapi.responses import Response
 
-from entity_memory.web import APP_CSS, APP_JS, INDEX_HTML
+from entity_memory.web import ASSETS, Asset, read_asset
 
 CONTENT_SECURITY_POLICY = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:;"
@@ -26,20 +28,12 @@ _HEADERS = {
 router = APIRouter(include_in_schema=False)
 
 
-def _asset(body: str, media_type: str) -> Response:
-    return Response(body, media_type=media_type, headers=_HEADERS)
+def _serve(asset: Asset) -> Callable[[], Awaitable[Response]]:
+    async def endpoint() -> Response:
+        return Response(read_asset(asset.path), media_type=asset.media_type, headers=_HEADERS)
+
+    return endpoint
 
 
-@router.get("/")
-async def inspector_page() -> Response:
-    return _asset(INDEX_HTML, "text/html; charset=utf-8")
-
-
-@router.get("/inspector.js")
-async def inspector_script() -> Response:
-    return _asset(APP_JS, "text/javascript; charset=utf-8")
-
-
-@router.get("/inspector.css")
-async def inspector_style() -> Response:
-    return _asset(APP_CSS, "text/css; charset=utf-8")
+for _url, _asset in ASSETS.items():
+    router.add_api_route(_url, _serve(_asset), methods=["GET"])

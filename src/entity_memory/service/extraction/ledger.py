@@ -17,6 +17,7 @@ from entity_memory.service.extraction.models import Checked, Extracted, LedgerRo
 from entity_memory.service.extraction.plan import merge_ranges, messages_hash
 from entity_memory.service.extraction.ports import SessionLedger
 from entity_memory.storage.d1 import Statement
+from entity_memory.storage.session_log import rejection_statements
 
 #: Retry schedule of a pending session: first wait, doubling, at most this.
 PENDING_FIRST_RETRY_MS = 5 * 60 * 1000
@@ -40,6 +41,9 @@ def counts(
         "candidates": len(extracted.candidates),
         "rejected": len(checked.rejected),
         "pendingMessages": sum(e - s for s, e in owed),
+        "modelCalls": extracted.calls,
+        # Replies cut off at their output budget; their complete items were kept.
+        "truncatedReplies": extracted.truncated,
     }
 
 
@@ -79,4 +83,7 @@ def ledger_rows(
             )
         elif plan.had_pending and (plan.is_llm or plan.prior is None):
             statements.append(ledger.clear_pending_statement(user_id, session_id))
+        statements += rejection_statements(
+            user_id, session_id, plan.extractor, checked.rejected, now, replace=plan.done == 0
+        )
     return LedgerRows(statements=statements, counts=tally, owed=owed)

@@ -1,8 +1,11 @@
-"""The inspector script's entity, changes and forget pages and its router: the second half
-of the one ES module `script.py` assembles (same rules: stored text only via `h()`)."""
+import { ApiError, api, explain, userPath } from "./api.js";
+import { mergeSection, mergedFrom } from "./manage.js";
+import {
+  EDIT_SESSION, HIDDEN_META, MAPPING_META, TYPE_LABEL, fmtDate, fmtNum, fmtValue, h, humanize, main, page, s, say, sayNext, section, tableWrap, typeBadge,
+} from "./dom.js";
 
-PAGES_JS = r"""// --- entity page -----------------------------------------------------------
-function editableFacts(entity) {
+// --- entity page -----------------------------------------------------------
+export function editableFacts(entity) {
   const facts = [
     { path: ["content"], label: "Content", value: entity.content },
     { path: ["importance"], label: "Importance", value: entity.importance },
@@ -16,7 +19,7 @@ function editableFacts(entity) {
   return facts;
 }
 
-function inputFor(entity) {
+export function inputFor(entity) {
   const meta = {};
   for (const [key, value] of Object.entries(entity.metadata || {})) {
     if (!HIDDEN_META.has(key)) meta[key] = value;
@@ -27,7 +30,7 @@ function inputFor(entity) {
   };
 }
 
-function coerce(raw, original) {
+export function coerce(raw, original) {
   const text = raw.trim();
   if (typeof original === "number" || (original === null && /^-?\d+(\.\d+)?$/.test(text))) {
     const n = Number(text);
@@ -38,7 +41,7 @@ function coerce(raw, original) {
   return raw;
 }
 
-function factRow(entity, fact, reload) {
+export function factRow(entity, fact, reload) {
   const valueCell = h("td", { class: "value" }, fmtValue(fact.value));
   const row = h("tr", {}, h("th", { scope: "row" }, fact.label), valueCell);
   if (fact.editable === false) {
@@ -102,7 +105,7 @@ function factRow(entity, fact, reload) {
   return row;
 }
 
-function factsSection(entity, reload) {
+export function factsSection(entity, reload) {
   const rows = editableFacts(entity).map((f) => factRow(entity, f, reload));
   return section("Current facts",
     h("div", { class: "table-wrap" }, h("table", { class: "facts" },
@@ -115,7 +118,7 @@ function factsSection(entity, reload) {
       h("dt", {}, "Last session"), h("dd", {}, entity.sessionId)));
 }
 
-function provenanceSection(entity) {
+export function provenanceSection(entity) {
   const items = entity.provenance || (entity.metadata && entity.metadata.provenance) || [];
   if (!items.length) {
     return section("Provenance", h("p", { class: "empty" },
@@ -128,7 +131,7 @@ function provenanceSection(entity) {
       fmtDate(p.at), p.extractor ? " · " + p.extractor : "")))));
 }
 
-function metricChart(entity, trend) {
+export function metricChart(entity, trend) {
   const meta = entity.metadata || {};
   const points = (meta.history || []).filter((p) => typeof p.value === "number");
   if (!points.length) return section("Trend", h("p", { class: "empty" }, "No observations yet."));
@@ -171,9 +174,13 @@ function metricChart(entity, trend) {
       }, fmtNum(p.value)));
     }
   }
+  // What is good for the KPI comes from the service's vocabulary (`better`), never from the
+  // way the values happened to move.
+  const better = trend && trend.better
+    ? " " + (trend.better === "lower" ? "Lower" : "Higher") + " is better for " + meta.kpi + "."
+    : "";
   const summary = trend
-    ? h("p", { class: "trend " + trend.trend }, label + ". " +
-      (trend.direction === "down" ? "Lower" : "Higher") + " is better for " + meta.kpi + ".")
+    ? h("p", { class: "trend " + trend.trend }, label + "." + better)
     : h("p", { class: "help" }, label + ".");
   return section("Trend", h("figure", {}, svg, h("figcaption", {}, summary)),
     h("details", {}, h("summary", {}, "Observations"),
@@ -184,14 +191,14 @@ function metricChart(entity, trend) {
 
 // Lists of records (a metric's observations, provenance) are summarised by their length:
 // the chart and the provenance section show them in full.
-function fmtChange(value) {
+export function fmtChange(value) {
   if (Array.isArray(value) && value.some((v) => v !== null && typeof v === "object")) {
     return value.length + (value.length === 1 ? " entry" : " entries");
   }
   return fmtValue(value);
 }
 
-function diffList(changes) {
+export function diffList(changes) {
   const keys = Object.keys(changes || {});
   if (!keys.length) return null;
   return h("ul", { class: "diff" }, keys.map((key) => h("li", {},
@@ -200,7 +207,7 @@ function diffList(changes) {
     h("ins", { "aria-label": "new value" }, fmtChange(changes[key].new)))));
 }
 
-function historySection(versions) {
+export function historySection(versions) {
   if (!versions) return section("History", h("p", { class: "empty" }, "No ledger bound."));
   return section("History", h("ol", { class: "history", reversed: true }, versions.map((v) =>
     h("li", { class: "kind-" + v.changeKind },
@@ -210,7 +217,7 @@ function historySection(versions) {
       diffList(v.changes)))));
 }
 
-function deleteSection(entity) {
+export function deleteSection(entity) {
   const box = h("div", { class: "danger-zone" });
   const ask = h("button", { type: "button", class: "danger", onclick: confirmDelete },
     "Delete this entity");
@@ -240,7 +247,7 @@ function deleteSection(entity) {
   return section("Delete", box);
 }
 
-async function entityPage(type, id) {
+export async function entityPage(type, id) {
   const base = "/entities/" + encodeURIComponent(type) + "/" + encodeURIComponent(id);
   const reload = () => entityPage(type, id);
   let entity = null;
@@ -272,112 +279,24 @@ async function entityPage(type, id) {
     } catch { trend = null; }
     parts.push(metricChart(entity, trend));
   }
-  parts.push(provenanceSection(entity), historySection(versions), deleteSection(entity));
+  parts.push(provenanceSection(entity), historySection(versions));
+  for (const otherId of mergedFrom(versions)) {
+    let theirs = [];
+    try {
+      theirs = (await api("GET", userPath("/entities/" + encodeURIComponent(type) + "/" +
+        encodeURIComponent(otherId) + "/history"))).versions;
+    } catch (err) {
+      if (!(err instanceof ApiError && err.status === 404)) throw err;
+    }
+    const block = historySection(theirs);
+    block.setAttribute("aria-label", "History of " + otherId);
+    block.classList.add("merged");
+    block.querySelector("h2").replaceChildren("Merged in: ",
+      h("a", { href: "#/entity/" + encodeURIComponent(type) + "/" + encodeURIComponent(otherId) },
+        otherId));
+    parts.push(block);
+  }
+  parts.push(await mergeSection(entity, reload), deleteSection(entity));
   page(entity.name, ...parts);
 }
 
-// --- changes and forgetting -------------------------------------------------------------------
-async function changesPage(params) {
-  const since = params.get("since") ||
-    new Date(Date.now() - 7 * 86400000).toISOString().slice(0, 10);
-  const input = h("input", {
-    id: "since", type: "date", name: "since", value: since, required: true,
-  });
-  const form = h("form", {
-    class: "row search",
-    onsubmit: (event) => {
-      event.preventDefault();
-      location.hash = "#/changes?since=" + encodeURIComponent(input.value);
-    },
-  }, h("label", { for: "since" }, "Changed since"), input,
-  h("button", { type: "submit" }, "Show changes"));
-  const ms = Date.parse(since + "T00:00:00Z");
-  if (Number.isNaN(ms)) {
-    page("What changed", form, h("p", { class: "notice error" }, "Not a date: " + since));
-    return;
-  }
-  const body = await api("GET", userPath("/changes?since=" + Math.max(0, ms - 1)));
-  const groups = body.entities.map((g) => h("li", { class: "card change" },
-    h("h2", {}, g.status === "live"
-      ? h("a", { href: entityHref(g.type, g.id) }, g.name || g.id)
-      : (g.name || g.id), " ", typeBadge(g.type), " ",
-    h("span", { class: "badge status-" + (g.status || "live") }, g.status || "live")),
-    historySection([...g.changes].reverse()).lastChild));
-  page("What changed since " + since, form, groups.length
-    ? h("ul", { class: "changes" }, groups)
-    : h("p", { class: "empty" }, "No changes since " + since + "."));
-}
-
-function forgetPage() {
-  const input = h("input", {
-    id: "confirm", autocomplete: "off", spellcheck: "false", "aria-describedby": "confirm-help",
-  });
-  const go = h("button", { type: "submit", class: "danger", disabled: true },
-    "Forget " + state.user);
-  input.addEventListener("input", () => { go.disabled = input.value !== state.user; });
-  const result = h("div", { "aria-live": "polite" });
-  const form = h("form", {
-    class: "card narrow",
-    onsubmit: async (event) => {
-      event.preventDefault();
-      if (input.value !== state.user) return;
-      go.disabled = true;
-      let keys = 0, rows = 0, done = null;
-      try {
-        for (let round = 0; round < 50; round++) {
-          done = await api("DELETE", userPath(""));
-          keys += done.kvKeysDeleted || 0;
-          for (const n of Object.values(done.ledgerRowsDeleted || {})) rows += n;
-          if (done.complete !== false) break;
-        }
-      } catch (err) {
-        say(explain(err), "error");
-        go.disabled = false;
-        return;
-      }
-      say("Forgot user " + state.user + ".");
-      result.replaceChildren(h("p", { class: "notice" }, "Everything of " + state.user +
-        " was erased: " + keys + " KV keys and " + rows + " ledger rows."));
-      input.value = "";
-    },
-  },
-  h("p", {}, "This erases every entity, its history, metric observations and processed " +
-    "sessions of ", h("strong", {}, state.user), ". It cannot be undone."),
-  h("label", { for: "confirm" }, "Type the user id to confirm"), input,
-  h("p", { id: "confirm-help", class: "help" }, "The button unlocks when it matches."),
-  go, result);
-  page("Forget user " + state.user, form);
-}
-
-// --- router -----------------------------------------------------------------------------------
-async function route() {
-  const [path, query] = location.hash.replace(/^#/, "").split("?");
-  const params = new URLSearchParams(query || "");
-  const parts = (path || "/").split("/").filter(Boolean).map(decodeURIComponent);
-  renderNav();
-  if (!state.user || parts[0] === "signin") {
-    signInPage();
-    document.body.dataset.route = location.hash;
-    return;
-  }
-  main.setAttribute("aria-busy", "true");
-  try {
-    if (parts[0] === "entity" && parts.length === 3) await entityPage(parts[1], parts[2]);
-    else if (parts[0] === "changes") await changesPage(params);
-    else if (parts[0] === "forget") forgetPage();
-    else await entitiesPage(params);
-  } catch (err) {
-    if (err instanceof ApiError && err.status === 401) signOut(explain(err), "error");
-    else say(explain(err), "error");
-  } finally {
-    main.removeAttribute("aria-busy");
-    document.body.dataset.route = location.hash;  // rendered: what tests wait for
-  }
-}
-window.addEventListener("hashchange", () => {
-  say(pending.message, pending.kind);
-  pending = { message: "", kind: "info" };
-  route();
-});
-route();
-"""

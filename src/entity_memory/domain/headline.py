@@ -1,0 +1,48 @@
+"""An entity's value in a few words, for lists (the inspector's tables): what a reader would
+otherwise open the entity to see."""
+
+from __future__ import annotations
+
+from entity_memory.domain.models import (
+    BaseEntity,
+    CampaignMetadata,
+    DecisionMetadata,
+    MetricMetadata,
+    PainPointMetadata,
+    PreferenceMetadata,
+)
+
+#: Longer headlines are cut here (with an ellipsis): a table cell, not a paragraph.
+MAX_HEADLINE_CHARS = 80
+
+
+def _num(value: float) -> str:
+    return f"{value:g}"
+
+
+def _parts(entity: BaseEntity) -> list[str]:
+    meta = entity.metadata
+    if isinstance(meta, MetricMetadata):
+        if meta.value is None:
+            return []
+        unit = f" {meta.unit}" if meta.unit else ""
+        target = f" (target {_num(meta.target)}{unit})" if meta.target is not None else ""
+        return [f"{_num(meta.value)}{unit}{target}"]
+    if isinstance(meta, CampaignMetadata):
+        budget = f"budget {_num(meta.budget)}" if meta.budget is not None else None
+        return [p for p in (meta.status, meta.strategy, budget) if p]
+    if isinstance(meta, PreferenceMetadata):
+        return [meta.value]
+    if isinstance(meta, DecisionMetadata):
+        return [meta.action]
+    if isinstance(meta, PainPointMetadata):
+        return [f"{meta.severity} severity", *(["resolved"] if meta.resolved else [])]
+    return []
+
+
+def headline(entity: BaseEntity) -> str:
+    """The type's key facts joined with " · ", else the start of the content."""
+    text = " · ".join(_parts(entity)) or (entity.content or "")
+    if len(text) > MAX_HEADLINE_CHARS:
+        text = text[: MAX_HEADLINE_CHARS - 1].rstrip() + "\u2026"
+    return text

@@ -1,0 +1,47 @@
+import { state } from "./dom.js";
+
+// --- API ------------------------------------------------------------------------------------
+export class ApiError extends Error {
+  constructor(status, code, message, details) {
+    super(message);
+    this.status = status;
+    this.code = code;
+    this.details = details;
+  }
+}
+export async function api(method, path, body) {
+  const headers = { Accept: "application/json" };
+  if (state.token) headers.Authorization = "Bearer " + state.token;
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  let res;
+  try {
+    res = await fetch(path, {
+      method, headers, body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch (err) {
+    throw new ApiError(0, "network", "Could not reach the service (" + err.message + ").");
+  }
+  const text = await res.text();
+  let data = null;
+  try { data = text ? JSON.parse(text) : null; } catch { data = null; }
+  if (!res.ok) {
+    const e = (data && data.error) || {};
+    throw new ApiError(res.status, e.code || "http_" + res.status,
+      e.message || res.statusText, e.details);
+  }
+  return data;
+}
+export function userPath(rest) {
+  return "/v1/users/" + encodeURIComponent(state.user) + (rest || "");
+}
+export function explain(err) {
+  if (!(err instanceof ApiError)) return String(err);
+  if (err.status === 401) return "The token was refused (401 unauthorized). Sign in again.";
+  if (err.status === 403) return "This token may not access user " + state.user + " (403).";
+  let text = err.message + " [" + err.code + "]";
+  if (Array.isArray(err.details)) {
+    text += ": " + err.details.map((d) => (d.loc || []).join(".") + " " + d.msg).join("; ");
+  }
+  return text;
+}
+
