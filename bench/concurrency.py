@@ -15,6 +15,13 @@ and the ledger (`GET .../history`): which version numbers it holds, which are mi
 were recorded more than once (two writers that read the same version both write version + 1).
 Part 3: `--same-clients` clients mention ONE pain point `--same-rounds` times each, from
 separate sessions: its `frequency` must equal the mentions.
+Part 4: `POST /expired` raced against writers. `--expired` metrics are written 40 days back
+(the clock pinned with `X-Entity-Memory-Now`) and their KV documents deleted, as KV's TTL
+would; then `--clients` clients write `--race-batches` batches of new entities while another
+client reports each expired metric to `/expired` three times. Measured right after the last
+acknowledgement: acknowledged entities lost (not in KV) and unindexed (not in the index), the
+expired entries left in the index, and the `expired` ledger rows per metric (must be 1).
+Needs a host this bench starts (it edits the host's KV); skipped with `--url`.
 
 With a writer per user (the USER_WRITER Durable Object), the index must already match before
 reindex, versions are never shared, and the writer reports its index-key writes
@@ -26,14 +33,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import sys
+import tempfile
 import time
 from collections import Counter
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import httpx
+from tests.e2e.hostproc import Host, start_host
 
-from bench.load import host_url, percentile
+from bench.load import check_loopback, percentile
 
 USER = "conc-user"
 
@@ -197,6 +209,97 @@ async def one_pain_point(base_url: str, args: argparse.Namespace) -> int:
     return abs(mentions - frequency)
 
 
+def expiring_metric(i: int) -> dict[str, Any]:
+    return {
+        "type": "metric",
+        "name": f"Expiring metric {i}",
+        "content": f"CPA of campaign {i} was ${40 + i}",
+        "importance": 0.5,
+        "metadata": {"kpi": "CPA", "value": 40 + i, "unit": "USD", "campaign": f"C{i}"},
+    }
+
+
+async def plant_expired(client: httpx.AsyncClient, host: Host, user: str, n: int) -> list[str]:
+    """`n` metrics written 40 days ago (metrics live 30) whose KV documents are gone."""
+    past = (datetime.now(UTC) - timedelta(days=40)).isoformat().replace("+00:00", "Z")
+    body = {"session_id": "old", "entities": [expiring_metric(i) for i in range(n)]}
+    resp = await client.put(
+        f"/v1/users/{user}/entities", json=body, headers={"x-entity-memory-now": past}
+    )
+    resp.raise_for_status()
+    ids = [r["id"] for r in resp.json()["results"]]
+    keys = Path(host.persist_to) / "expired-keys.json"
+    keys.write_text(json.dumps([f"entity:{user}:metric:{i}" for i in ids]))
+    host.wrangler("kv", "bulk", "delete", str(keys), "--binding", "ENTITIES", "--force")
+    return ids
+
+
+async def expired_race(host: Host | None, args: argparse.Namespace) -> int:
+    if host is None:
+        print("part 4: skipped (needs a host this bench starts: it deletes KV keys)")
+        return 0
+    user = f"{USER}-exp"
+    acked: set[tuple[str, str]] = set()
+    reports: list[int] = []
+    errors: Counter[str] = Counter()
+    limits = httpx.Limits(max_connections=args.clients + 1)
+    async with httpx.AsyncClient(base_url=host.base_url, timeout=120, limits=limits) as client:
+        expired = await plant_expired(client, host, user, args.expired)
+
+        async def writer(cid: int) -> None:
+            for b in range(args.race_batches):
+                body = {
+                    "session_id": f"race-{cid}",
+                    "entities": [new_entity(cid, b, i) for i in range(args.batch_size)],
+                }
+                resp = await client.put(f"/v1/users/{user}/entities", json=body)
+                if resp.status_code != 200:
+                    errors[f"PUT {resp.status_code} {resp.text[:100]}"] += 1
+                    continue
+                acked.update((r["type"], r["id"]) for r in resp.json()["results"])
+
+        async def expirer() -> None:
+            for metric_id in expired * 3:
+                refs = {"entities": [{"type": "metric", "id": metric_id}]}
+                resp = await client.post(f"/v1/users/{user}/expired", json=refs)
+                if resp.status_code != 200:
+                    errors[f"expired {resp.status_code} {resp.text[:100]}"] += 1
+                    continue
+                reports.append(resp.json()["dropped"])
+
+        started = time.perf_counter()
+        await asyncio.gather(expirer(), *(writer(c) for c in range(args.clients)))
+        wall = time.perf_counter() - started
+        kv = {
+            (e["type"], e["id"])
+            for e in (await client.get(f"/v1/users/{user}/export")).json()["entities"]
+        }
+        listed = (await client.get(f"/v1/users/{user}/entities")).json()["entities"]
+        rows = []
+        for metric_id in expired:
+            history = f"/v1/users/{user}/entities/metric/{metric_id}/history"
+            versions = (await client.get(history)).json()["versions"]
+            rows.append(sum(1 for v in versions if v["changeKind"] == "expired"))
+    indexed = {(e["type"], e["id"]) for e in listed}
+    lost, unindexed = acked - kv, acked - indexed
+    left = {("metric", i) for i in expired} & indexed
+    print(
+        f"part 4: /expired raced against {args.clients} writers: {len(reports)} reports of"
+        f" {len(expired)} expired metrics, {args.clients * args.race_batches} batches in"
+        f" {wall:.1f} s, errors {sum(errors.values())}"
+    )
+    for what, n in errors.most_common(5):
+        print(f"  error x{n}: {what}")
+    print(f"  acknowledged entities: {len(acked)}; lost: {len(lost)}; unindexed: {len(unindexed)}")
+    print(
+        f"  expired entries dropped: {sum(reports)} of {len(expired)}; left in the index:"
+        f" {len(left)}; `expired` ledger rows per metric: min {min(rows, default=0)},"
+        f" max {max(rows, default=0)}"
+    )
+    wrong_rows = sum(1 for n in rows if n != 1)
+    return len(lost) + len(unindexed) + len(left) + wrong_rows + sum(errors.values())
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--url", help="a running host on loopback (default: start one)")
@@ -205,12 +308,25 @@ def main() -> int:
     parser.add_argument("--batch-size", type=int, default=3)
     parser.add_argument("--same-clients", type=int, default=8)
     parser.add_argument("--same-rounds", type=int, default=10)
+    parser.add_argument("--expired", type=int, default=24)
+    parser.add_argument("--race-batches", type=int, default=15)
     args = parser.parse_args()
-    with host_url(args.url) as base_url:
-        failures = asyncio.run(many_batches(base_url, args))
-        asyncio.run(same_entity(base_url, args))
-        failures += asyncio.run(one_pain_point(base_url, args))
-    print(f"\nlost, mis-indexed (before or after reindex) or miscounted: {failures}")
+    if args.url:
+        return run(check_loopback(args.url), None, args)
+    with (
+        tempfile.TemporaryDirectory(prefix="conc-") as tmp,
+        start_host(Path(tmp) / "v3", ["--var", "ALLOW_CLOCK_OVERRIDE=1"]) as host,
+    ):
+        print(f"host ready on {host.base_url} in {host.startup_ms} ms", flush=True)
+        return run(host.base_url, host, args)
+
+
+def run(base_url: str, host: Host | None, args: argparse.Namespace) -> int:
+    failures = asyncio.run(many_batches(base_url, args))
+    asyncio.run(same_entity(base_url, args))
+    failures += asyncio.run(one_pain_point(base_url, args))
+    failures += asyncio.run(expired_race(host, args))
+    print(f"\nlost, mis-indexed (before or after reindex), miscounted or mis-expired: {failures}")
     return 1 if failures else 0
 
 
