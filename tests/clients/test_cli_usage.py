@@ -196,3 +196,18 @@ def test_the_documented_install_puts_the_cli_on_the_path(tmp_path: Path) -> None
         check=True,
     ).stdout
     assert "before or after the subcommand" in help_text
+
+
+def test_remember_says_why_nothing_was_stored() -> None:
+    from entity_memory_client.mcp_server import why_nothing_stored
+
+    rejected = {
+        "processed": True,
+        "entities": [],
+        "rejected": [{"item": {"name": "Zulu"}, "reason": "ungrounded: not in the conversation"}],
+    }
+    assert why_nothing_stored(rejected) == (
+        "every candidate was rejected: Zulu: ungrounded: not in the conversation"
+    )
+    assert "already processed" in why_nothing_stored({"processed": False})
+    assert "found no campaign" in why_nothing_stored({"processed": True, "extractor": "rules"})
