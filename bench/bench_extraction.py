@@ -62,10 +62,11 @@ async def _httpx_post(
 
 
 def build(name: str, base_url: str, timeout_s: float) -> Any:
-    """`rules` or `openai:<design>`."""
+    """`rules` or `openai:<design>[:<kind>+<kind>...]` (the kinds a typed design asks for)."""
     if name == "rules":
         return RulesExtractor()
-    backend, _, design = name.partition(":")
+    backend, _, rest = name.partition(":")
+    design, _, kinds = rest.partition(":")
     if backend != "openai":
         raise SystemExit(f"unknown extractor {name!r}")
     from entity_memory.extraction.llm.openai_compat import OpenAICompatExtractor
@@ -79,6 +80,7 @@ def build(name: str, base_url: str, timeout_s: float) -> Any:
         context_tokens=8192,
         attempts=2,
         design=design or "typed",  # type: ignore[arg-type]
+        passes=kinds.split("+") if kinds else None,
     )
 
 

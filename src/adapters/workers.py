@@ -223,10 +223,11 @@ def workers_ai_run(binding: Any) -> AiRun:
     async def ai_run(model: str, inputs: dict[str, Any]) -> Any:
         if raw is None:
             return _plain(await binding.run(model, inputs))
-        from js import JSON, Object
-        from pyodide.ffi import to_js
+        from js import JSON
 
-        reply = await raw.run(model, to_js(inputs, dict_converter=Object.fromEntries))
+        # The inputs cross as JSON too: `to_js` turns large Python ints into BigInts, which
+        # the binding's own JSON serialisation refuses ("Do not know how to serialize a BigInt").
+        reply = await raw.run(model, JSON.parse(json.dumps(inputs)))
         return json.loads(JSON.stringify(reply))
 
     return ai_run

@@ -152,7 +152,9 @@ def apply_pending_migrations(persist_dir: Path) -> None:
 
 
 @contextmanager
-def start_host(persist_dir: Path, extra_args: Sequence[str] = ()) -> Iterator[Host]:
+def start_host(
+    persist_dir: Path, extra_args: Sequence[str] = (), llm: bool = False
+) -> Iterator[Host]:
     """A running host on a free port over `persist_dir` (Miniflare's `v3` folder).
 
     Pending D1 migrations are applied first, as `scripts/serve` and a deploy would; afterwards
@@ -160,6 +162,10 @@ def start_host(persist_dir: Path, extra_args: Sequence[str] = ()) -> Iterator[Ho
     """
     persist_dir.parent.mkdir(parents=True, exist_ok=True)
     _check_setup()
+    # A host with the local LLM starts its own llama-server (1.1 GB): only the tests of the
+    # model path ask for one (or set ENTITY_MEMORY_LLM_URL to share a running server).
+    if not llm:
+        extra_args = [*extra_args, "--no-llm"]
     stderr_path = persist_dir.parent / "host.stderr"
     port = _free_port()
     apply_pending_migrations(persist_dir)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
-import time
 
 import pytest
 
@@ -317,22 +316,40 @@ async def test_openai_json_schema_rejected_falls_back_to_json_object(
     assert server.requests[2].json["response_format"] == {"type": "json_object"}
 
 
-async def test_openai_timeout_is_retried_then_fails_the_chunk(server: ReplayServer):
-    slow = Reply(200, completion(GOOD_TEXT).body, delay_s=1.5)
-    server.queue(slow, slow)
+def _post_hanging_first(*replies: str, hangs: int = 1):
+    """An `http_post` whose first `hangs` calls never answer and the rest answer `replies`:
+    a timeout that fires whatever the machine's load (no race between a delay and a bound)."""
+    calls: list[bytes] = []
+    queue = list(replies)
+
+    async def post(url, headers, body, timeout_s):
+        calls.append(body)
+        if len(calls) <= hangs:
+            await asyncio.Event().wait()
+        return 200, queue.pop(0), {}
+
+    return post, calls
+
+
+async def test_openai_timeout_is_retried_then_fails_the_chunk():
+    post, calls = _post_hanging_first(hangs=2)
     sleeps = Sleeps()
-    extractor = openai(server, timeout_s=0.3, attempts=2, sleep=sleeps)
-    started = time.monotonic()
+    extractor = OpenAICompatExtractor(
+        post, "http://llm.test/v1", None, "m", 0.05, attempts=2, sleep=sleeps, design="single"
+    )
     result = await extractor.extract(CONVERSATION, KNOWN, NOW)
-    assert time.monotonic() - started < 2.5
-    assert len(server.requests) == 2 and sleeps.waits == [1.0]
+    assert len(calls) == 2 and sleeps.waits == [1.0]
     [failure] = result.failures
-    assert "within 0.3 s (timeout)" in failure.reason
+    assert "within 0.05 s (timeout)" in failure.reason
 
 
-async def test_openai_timeout_then_success(server: ReplayServer):
-    server.queue(Reply(200, completion("{}").body, delay_s=1.5), completion(GOOD_TEXT))
-    result = await openai(server, timeout_s=0.3).extract(CONVERSATION, KNOWN, NOW)
+async def test_openai_timeout_then_success():
+    post, calls = _post_hanging_first(json.dumps(completion(GOOD_TEXT).body))
+    extractor = OpenAICompatExtractor(
+        post, "http://llm.test/v1", None, "m", 0.05, sleep=Sleeps(), design="single"
+    )
+    result = await extractor.extract(CONVERSATION, KNOWN, NOW)
+    assert len(calls) == 2
     assert result.candidates == GOOD["entities"] and result.failures == []
 
 

@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 from entity_memory.extraction.base import Message
+from entity_memory.extraction.llm.catalog import workers_ai_spec
 from entity_memory.extraction.llm.typed import (
     dedupe,
     offered_item,
@@ -64,7 +65,8 @@ def test_item_schemas_are_bounded_and_self_contained() -> None:
         assert "$ref" not in text and "$defs" not in text
         items = schema["properties"]["items"]
         assert items["maxItems"] == MAX_ITEMS[kind]
-        assert items["items"]["properties"]["quote"]["maxLength"] > 0
+        # String lengths are validated after parsing, not compiled into the server's grammar.
+        assert "maxLength" not in text and "minLength" not in text
         assert next(iter(items["items"]["properties"])) == "quote"
 
 
@@ -138,3 +140,26 @@ async def test_confirm_offers_the_rules_candidates_at_the_end(server: ReplayServ
     campaign = server.requests[KINDS.index("campaign")].json["messages"][1]["content"]
     tail = campaign.rsplit("\n\n", 1)[1]
     assert "A parser found these campaign items" in tail and "Wheel Workshops" in tail
+
+
+async def test_union_asks_only_the_passes_it_is_given_and_keeps_every_rules_kind(
+    server: ReplayServer,
+) -> None:
+    server.queue(completion(_reply()))
+    talk = [
+        Message(
+            role="user",
+            content="Wheel Workshops campaign is on Manual CPC at $25/day. Keep updates short.",
+        )
+    ]
+    result = await openai(server, design="union", passes=("campaign",)).extract(talk, [], NOW)
+    asked = [r.json["messages"][1]["content"].rsplit("List: ", 1)[1] for r in server.requests]
+    assert asked == ["campaign"]
+    # The rules' candidates of the kinds the model is not asked for are still there.
+    assert {c["type"] for c in result.candidates} >= {"campaign", "preference"}
+
+
+def test_the_local_model_is_asked_for_the_kinds_its_design_names() -> None:
+    spec = workers_ai_spec("local/qwen2.5-coder-1.5b-instruct")
+    assert spec.passes is None or set(spec.passes) <= set(KINDS)
+    assert workers_ai_spec("@cf/zai-org/glm-4.7-flash").passes is None

@@ -4,7 +4,6 @@ retries, JSON-mode refusal and splitting."""
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
@@ -153,10 +152,8 @@ async def test_workers_ai_5xx_and_429_are_retried():
 
 
 async def test_workers_ai_timeout_is_retried():
-    ai = FakeAi({"response": GOOD}, delay_s=5)
-    started = time.monotonic()
+    ai = FakeAi({"response": GOOD}, delay_s=3600)  # never answers within the bound
     extracted = await workers(ai, timeout_s=0.05, attempts=2).extract(CONVERSATION, KNOWN, NOW)
-    assert time.monotonic() - started < 3
     assert len(ai.calls) == 2
     assert "within 0.05 s (timeout)" in extracted.failures[0].reason
 

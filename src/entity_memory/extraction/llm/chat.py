@@ -54,11 +54,6 @@ from entity_memory.extraction.llm.schema import SCHEMA_NAME, entities_json_schem
 from entity_memory.extraction.llm.typed import DESIGNS, Design, TypedPasses
 from entity_memory.extraction.rules.extractor import extract_candidates
 
-#: The design the extractors use unless told otherwise. `single` until a typed design is
-#: measured better on the whole dev set (bench/bench_extraction.py --extractor openai:<design>):
-#: a large model does all kinds in one request, and the typed designs cost 5 requests a chunk.
-DEFAULT_DESIGN: Design = "single"
-
 Sleep = Callable[[float], Awaitable[None]]
 
 #: How much of a bad reply is echoed back in the correction (enough to show the mistake).
@@ -167,9 +162,12 @@ class ChatExtractor:
         max_tokens: int,
         attempts: int,
         sleep: Sleep | None = None,
-        design: Design = DEFAULT_DESIGN,
+        design: Design | None = None,
+        passes: Sequence[str] | None = None,
     ) -> None:
         self.spec = spec
+        design = design or spec.design  # type: ignore[assignment]
+        self.passes: tuple[str, ...] | None = spec.passes if passes is None else tuple(passes)
         self.max_tokens = max_tokens
         self.attempts = max(1, attempts)
         self.sleep: Sleep = sleep or asyncio.sleep
@@ -266,7 +264,7 @@ class ChatExtractor:
         rules: list[dict[str, Any]] = []
         if self.design in ("confirm", "union"):
             rules = extract_candidates(list(chunk.messages), list(known))
-        passes = TypedPasses(self.design)
+        passes = TypedPasses(self.design, self.max_tokens, self.passes)
         try:
             found = await passes.run(self, chunk, context, relevant, now_ms, rules, result)
         except PromptTooLong as exc:

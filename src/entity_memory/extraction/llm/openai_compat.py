@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from entity_memory.domain import safe_json
@@ -33,7 +33,6 @@ from entity_memory.extraction.llm.ask import (
 )
 from entity_memory.extraction.llm.catalog import openai_spec
 from entity_memory.extraction.llm.chat import (
-    DEFAULT_DESIGN,
     ChatExtractor,
     PromptTooLong,
     RetryableError,
@@ -90,11 +89,13 @@ class OpenAICompatExtractor(ChatExtractor):
         context_tokens: int | None = None,
         attempts: int = DEFAULT_LLM_ATTEMPTS,
         sleep: Sleep | None = None,
-        design: Design = DEFAULT_DESIGN,
+        design: Design | None = None,
+        passes: Sequence[str] | None = None,
     ) -> None:
         if not base_url:
             raise ValueError("base_url is required, e.g. http://127.0.0.1:8080/v1")
-        super().__init__(openai_spec(model, context_tokens), max_tokens, attempts, sleep, design)
+        spec = openai_spec(model, context_tokens)
+        super().__init__(spec, max_tokens, attempts, sleep, design, passes)
         self._http_post = http_post
         self.base_url = base_url.rstrip("/")
         self.url = self.base_url + "/chat/completions"

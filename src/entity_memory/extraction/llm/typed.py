@@ -52,8 +52,12 @@ OFFERED_FIELDS: dict[str, tuple[str, ...]] = {
 }
 
 
-def pass_budget(kind: str, chunk_tokens: int) -> int:
+def pass_budget(kind: str, chunk_tokens: int, max_tokens: int | None = None) -> int:
+    """Output tokens for one pass: grows with the chunk, capped by what the kind can need and
+    by the extractor's own `max_tokens` (AI_MAX_TOKENS / LLM_MAX_TOKENS when set)."""
     ceiling = MAX_ITEMS[kind] * ITEM_TOKENS[kind]
+    if max_tokens is not None:
+        ceiling = min(ceiling, max_tokens)
     return min(ceiling, PASS_BASE_TOKENS + int(chunk_tokens * PASS_CHUNK_SHARE))
 
 
@@ -123,11 +127,18 @@ def dedupe(candidates: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 class TypedPasses:
     """The passes of one design over one chunk, through a backend's `call_with_backoff`."""
 
-    def __init__(self, design: Design) -> None:
+    def __init__(
+        self,
+        design: Design,
+        max_tokens: int | None = None,
+        passes: Sequence[str] | None = None,
+    ) -> None:
         self.design = design
+        self.max_tokens = max_tokens
+        self.passes = tuple(k for k in KINDS if passes is None or k in passes)
 
     def kinds(self) -> tuple[str, ...]:
-        return KINDS
+        return self.passes
 
     def ask_for(self, kind: str, document: str, chunk: Chunk, offered: list[Any]) -> Ask:
         question = pass_question(kind, offered if self.design == "confirm" else ())
@@ -135,7 +146,12 @@ class TypedPasses:
             {"role": "system", "content": SYSTEM},
             {"role": "user", "content": f"{document}\n\n{question}"},
         ]
-        return Ask(chat, item_schema(kind), f"{kind}_items", pass_budget(kind, chunk.tokens))
+        return Ask(
+            chat,
+            item_schema(kind),
+            f"{kind}_items",
+            pass_budget(kind, chunk.tokens, self.max_tokens),
+        )
 
     async def run(
         self,
@@ -147,7 +163,7 @@ class TypedPasses:
         rules: Sequence[dict[str, Any]],
         result: ExtractionResult,
     ) -> list[dict[str, Any]]:
-        """The chunk's candidates: every pass asked once, in the order of KINDS."""
+        """The chunk's candidates: each of its passes asked once, in the order of KINDS."""
         document = chunk_document(chunk.messages, now_ms, known, context)
         found: list[dict[str, Any]] = list(rules) if self.design == "union" else []
         for kind in self.kinds():

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from entity_memory.embeddings.embedder import AiRun
@@ -33,7 +34,6 @@ from entity_memory.extraction.llm.ask import (
 )
 from entity_memory.extraction.llm.catalog import REASONING_MAX_TOKENS, workers_ai_spec
 from entity_memory.extraction.llm.chat import (
-    DEFAULT_DESIGN,
     ChatExtractor,
     PromptTooLong,
     RetryableError,
@@ -92,12 +92,13 @@ class WorkersAIExtractor(ChatExtractor):
         max_tokens: int | None = None,
         attempts: int = DEFAULT_LLM_ATTEMPTS,
         sleep: Sleep | None = None,
-        design: Design = DEFAULT_DESIGN,
+        design: Design | None = None,
+        passes: Sequence[str] | None = None,
     ) -> None:
         spec = workers_ai_spec(model)
         if max_tokens is None:
             max_tokens = REASONING_MAX_TOKENS if spec.reasoning else DEFAULT_LLM_MAX_TOKENS
-        super().__init__(spec, max_tokens, attempts, sleep, design)
+        super().__init__(spec, max_tokens, attempts, sleep, design, passes)
         self._ai_run = ai_run
         self.model = model
         self.timeout_s = timeout_s

@@ -41,6 +41,9 @@ def counts(
         "candidates": len(extracted.candidates),
         "rejected": len(checked.rejected),
         "pendingMessages": sum(e - s for s, e in owed),
+        "modelCalls": extracted.calls,
+        # Replies cut off at their output budget; their complete items were kept.
+        "truncatedReplies": extracted.truncated,
     }
 
 

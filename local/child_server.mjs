@@ -1,0 +1,29 @@
+// What the host's model servers share: a free port, and waiting until a child answers.
+import net from "node:net";
+
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+// Poll `probeUrl` until it answers 2xx, the child exits, or `timeoutMs` passes.
+export async function waitReady(probeUrl, child, name, timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`${name} exited (${child.exitCode})`);
+    try {
+      const r = await fetch(probeUrl);
+      if (r.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${name} did not answer in ${Math.round(timeoutMs / 1000)} s`);
+}
