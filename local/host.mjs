@@ -35,6 +35,7 @@ import {
 } from "./runtime.mjs";
 import { durableObjectNamespaces, ObjectHost } from "./durable_objects.mjs";
 import { loadPyodideSnapshotted } from "./snapshot.mjs";
+import { explainStartupWarnings } from "./startup_notes.mjs";
 import {
   LOCAL_EMBEDDING_MODEL,
   startEmbeddingServer,
@@ -177,6 +178,7 @@ function ensureSitePackages(pyodide, wheels) {
 let proxyPromise;
 
 function startPlatformProxy(wrangler) {
+  explainStartupWarnings(); // wrangler's and workerd's false Durable Object / AI warnings
   proxyPromise = wrangler.getPlatformProxy({
     configPath: CONFIG_PATH,
     // With remote bindings on, the [ai] binding demands a Cloudflare login.

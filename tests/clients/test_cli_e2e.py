@@ -107,8 +107,8 @@ def test_errors_exit_1_with_the_api_code(env: dict[str, str], user: str) -> None
     done = run_cli("get", "--user", user, "campaign", "missing", "--json", env=env)
     assert done.returncode == 1
     assert json.loads(done.stderr)["error"]["code"] == "not_found"
-    done = run_cli("entities", "--user", "bad user!", env=env)
-    assert done.returncode == 1 and "invalid_id" in done.stderr
+    done = run_cli("entities", "--user", "bad user!", env=env)  # refused before any request
+    assert done.returncode == 2 and "invalid user id 'bad user!'" in done.stderr
     done = run_cli("entities", "--user", user, env={**env, "ENTITY_MEMORY_TOKEN": "nope"})
     assert done.returncode == 1 and "unauthorized" in done.stderr
 

@@ -145,13 +145,22 @@ def test_session_start_prints_the_context(
     cached = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
     assert "Numbers first" in cached and ", as of " in cached
 
-    # A user with nothing remembered: no memory block, only the hint that `remember` exists.
+    # A user with nothing remembered and no MCP server configured: nothing to say at all.
+    bare = {**env, "CLAUDE_CONFIG_DIR": str(tmp_path / "claude-config")}
     done = run_hook(
-        "session-start", payload("session-start", transcript, tmp_path), env, "--user", user + "x"
+        "session-start", payload("session-start", transcript, tmp_path), bare, "--user", user + "x"
+    )
+    assert done.returncode == 0 and done.stdout.strip() == ""
+    # With the MCP server in the project's .mcp.json: only the hint that `remember` exists.
+    (tmp_path / ".mcp.json").write_text(
+        json.dumps({"mcpServers": {"memory": {"command": "entity-memory-mcp", "args": []}}})
+    )
+    done = run_hook(
+        "session-start", payload("session-start", transcript, tmp_path), bare, "--user", user + "x"
     )
     assert done.returncode == 0
     alone = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
-    assert "<entity_memory>" not in alone and "remember" in alone
+    assert "<entity_memory>" not in alone and "`remember`" in alone
 
 
 def test_session_end_uploads_only_user_and_assistant_text(

@@ -43,6 +43,21 @@ async def test_remember_then_recall_over_stdio(env: dict[str, str], user: str) -
         stored = json.loads(_text(remembered))
         assert stored["session_id"] == "mcp-s1" and stored["stored"]
 
+        # Storing nothing says why: the same session again, a conversation with no facts.
+        again = json.loads(
+            _text(
+                await session.call_tool(
+                    "remember", {"messages": CONVERSATION, "session_id": "mcp-s1"}
+                )
+            )
+        )
+        assert again["stored"] == [] and "already processed" in again["why_nothing_stored"]
+        chat = [{"role": "user", "content": "hello there"}, {"role": "assistant", "content": "hi"}]
+        empty = json.loads(
+            _text(await session.call_tool("remember", {"messages": chat, "session_id": "mcp-hi"}))
+        )
+        assert empty["stored"] == [] and empty["why_nothing_stored"]
+
         recalled = await session.call_tool("recall", {"task": "How is Campaign Kappa doing?"})
         assert not recalled.is_error
         context = _text(recalled)

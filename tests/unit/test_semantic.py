@@ -219,3 +219,28 @@ async def test_deleting_one_entity_keeps_the_others_vectors(clock: Clock) -> Non
     index = await store.read_index("u1")
     assert index.vector_model == LOCAL_E5 and index.vector_count
     assert all(e.vec for e in index.entries)
+
+
+async def test_a_write_embeds_only_the_texts_that_changed(clock: Clock) -> None:
+    embedded: list[str] = []
+
+    async def counting_run(model: str, inputs: dict[str, Any]) -> dict[str, Any]:
+        embedded.extend(inputs["text"])
+        return await e5_run(model, inputs)
+
+    store = e5_store(clock, counting_run)
+    alpha = item("campaign", "Alpha", "brand search on target CPA")
+    bravo = item("campaign", "Bravo", "display prospecting")
+    await store.upsert_many("u1", [alpha, bravo], "s1")
+    assert len(embedded) == 2
+    before = {e.id: e.vec for e in (await store.read_index("u1")).entries}
+    embedded.clear()
+    clock.advance(1000)
+    louder = alpha.model_copy(update={"importance": 0.9})  # not in the embedded text
+    changed = item("campaign", "Bravo", "display prospecting paused")
+    await store.upsert_many("u1", [louder, changed], "s2")
+    assert len(embedded) == 1 and "paused" in embedded[0]
+    after = {e.id: e.vec for e in (await store.read_index("u1")).entries}
+    assert set(after) == set(before) and all(after.values())
+    alpha_id = next(i for i in after if "alpha" in i)
+    assert after[alpha_id] == before[alpha_id]

@@ -6,7 +6,10 @@ reads index entries): the index entry of an entity is the contract between the t
 
 from __future__ import annotations
 
-from entity_memory.domain.models import BaseEntity, IndexEntry
+import hashlib
+from collections.abc import Sequence
+
+from entity_memory.domain.models import BaseEntity, EntityIndex, IndexEntry
 from entity_memory.domain.ranking import keywords_for, name_term_count
 
 #: Metadata fields whose values are worth matching on.
@@ -40,6 +43,7 @@ def index_entry_for(entity: BaseEntity) -> IndexEntry:
         aliases=entity.aliases[:5],
         keywords=keywords,
         name_terms=name_term_count(entity.name, keywords),
+        vec_key=embedding_key(entity),
     )
 
 
@@ -49,3 +53,26 @@ def embedding_text(entity: BaseEntity) -> str:
     parts += metadata_terms(entity)
     parts.append(entity.content)
     return ". ".join(p for p in parts if p)
+
+
+def embedding_key(entity: BaseEntity) -> str:
+    """A short hash of `embedding_text(entity)`: equal keys, equal vectors (same model)."""
+    return hashlib.sha256(embedding_text(entity).encode()).hexdigest()[:12]
+
+
+def reusable_vectors(
+    index: EntityIndex, entities: Sequence[BaseEntity]
+) -> tuple[dict[tuple[str, str], str], list[BaseEntity]]:
+    """(the index's vectors still true for `entities`, the entities to embed): a vector is kept
+    when its entry's `vec_key` matches the entity's text now. Same model assumed (the store
+    drops every vector of another model first)."""
+    held = {(e.type, e.id): e for e in index.entries if e.vec and e.vec_key}
+    reused: dict[tuple[str, str], str] = {}
+    fresh: list[BaseEntity] = []
+    for entity in entities:
+        entry = held.get((entity.type, entity.id))
+        if entry is not None and entry.vec and entry.vec_key == embedding_key(entity):
+            reused[(entity.type, entity.id)] = entry.vec
+        else:
+            fresh.append(entity)
+    return reused, fresh

@@ -310,6 +310,9 @@ class IndexEntry(CamelModel):
     name_terms: int | None = None
     #: The entity's embedding as packed sign bits (embeddings/vectors.py); None: no vector.
     vec: str | None = None
+    #: A hash of the entity's embedding text (index_entries.embedding_key), which `vec`, when
+    #: set, was made from: a write that leaves the text as it was keeps the vector.
+    vec_key: str | None = None
 
 
 class EntityIndex(CamelModel):

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from entity_memory.domain.index_entries import embedding_text, index_entry_for
+from entity_memory.domain.index_entries import embedding_text, index_entry_for, reusable_vectors
 from entity_memory.domain.keys import (
     entity_key,
     entity_prefix,
@@ -333,16 +333,19 @@ class EntityStore:
         if index.vector_model != model:
             drop_vectors(index)
             index.vector_model, index.vector_center, index.vector_count = model, None, 0
-        found = await self.embedder.try_embed([embedding_text(e) for e in entities], "passage")
+        reused, fresh = reusable_vectors(index, entities)  # embed only texts that changed
+        if not fresh:
+            return reused
+        found = await self.embedder.try_embed([embedding_text(e) for e in fresh], "passage")
         if found is None:
-            return {}
+            return reused
         index.vector_center, index.vector_count = running_mean(
             index.vector_center, index.vector_count, found
         )
         center = index.vector_center
-        return {
+        return reused | {
             (e.type, e.id): pack_signs(centred(v, center))
-            for e, v in zip(entities, found, strict=True)
+            for e, v in zip(fresh, found, strict=True)
         }
 
     async def _unrecorded(

@@ -45,7 +45,38 @@ def _client(args: argparse.Namespace, need_user: bool = True, **kw: Any) -> Any:
             'no user id: pass --user, set ENTITY_MEMORY_USER, or put "user" in '
             f"{settings_mod.config_path()}"
         )
+    entity_id = getattr(args, "id", None)  # get, delete, history
+    if isinstance(entity_id, str):
+        try:
+            settings_mod.check_id(entity_id, "entity")
+        except settings_mod.ConfigError as exc:
+            raise UsageError(str(exc)) from exc
     return EntityMemory(cfg.url, cfg.token, user=cfg.user, **kw)
+
+
+#: Options every subcommand takes, accepted before the subcommand too (`entity-memory --user
+#: ann context ...`): moved after it, so the subcommand's own parser reads them.
+GLOBAL_OPTIONS = ("--url", "--token", "--user")
+GLOBAL_FLAGS = ("--json",)
+
+
+def hoist_global_options(argv: list[str], commands: set[str]) -> list[str]:
+    """argv with the global options found before the subcommand moved to just after it."""
+    moved: list[str] = []
+    rest = list(argv)
+    i = 0
+    while i < len(rest):
+        arg = rest[i]
+        if arg in commands:
+            return rest[: i + 1] + moved + rest[i + 1 :]
+        name = arg.split("=", 1)[0]
+        if (name in GLOBAL_OPTIONS and "=" in arg) or arg in GLOBAL_FLAGS:
+            moved.append(rest.pop(i))
+        elif name in GLOBAL_OPTIONS and i + 1 < len(rest):
+            moved += [rest.pop(i), rest.pop(i)]
+        else:
+            i += 1
+    return list(argv)  # no subcommand: argparse says so
 
 
 def _print_json(data: Any, out: TextIO = sys.stdout) -> None:
@@ -453,6 +484,13 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 # --- parser ------------------------------------------------------------------------------------
 
 
+def _subcommands(parser: argparse.ArgumentParser) -> list[str]:
+    for action in parser._actions:  # argparse has no public accessor for them
+        if isinstance(action, argparse._SubParsersAction):
+            return list(action.choices)
+    return []
+
+
 def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--url", help="service URL (ENTITY_MEMORY_URL)")
@@ -461,7 +499,9 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("--json", action="store_true", help="machine-readable JSON output")
 
     parser = argparse.ArgumentParser(
-        prog="entity-memory", description="Long-term entity memory for AI agents."
+        prog="entity-memory",
+        description="Long-term entity memory for AI agents.",
+        epilog="--url, --token, --user and --json may come before or after the subcommand.",
     )
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -581,7 +621,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    commands = set(_subcommands(parser))
+    args = parser.parse_args(hoist_global_options(sys.argv[1:] if argv is None else argv, commands))
     try:
         return int(args.func(args) or 0)
     except UsageError as exc:

@@ -1,7 +1,8 @@
 """`entity-memory doctor`: what stands between this machine and a working memory, in words.
 
-Checks, in order: the settings resolve to a URL and a user; the service answers /healthz; the
-token is accepted for that user; the Claude Code hooks are installed; the last upload a hook
+Checks, in order: the settings resolve to a URL and a user; the service answers /healthz;
+whether it checks tokens at all (a service without API_TOKEN accepts any); the token is accepted
+for that user; the Claude Code hooks are installed; the last upload a hook
 started succeeded. Every problem is printed with what to do about it; the exit code is 1 when
 the service or the token does not work, 0 otherwise (missing hooks are a warning: MCP-only
 users do not need them).
@@ -51,6 +52,18 @@ def installed_hooks(project_dir: str) -> list[Path]:
     return found
 
 
+def _accepts_no_token(url: str) -> bool:
+    """Whether the service answers an admin read with no token at all (no API_TOKEN set):
+    then a token proves nothing, and "accepted" would be untrue."""
+    import httpx
+
+    try:
+        r = httpx.get(url.rstrip("/") + "/v1/admin/tokens", timeout=CHECK_TIMEOUT_S)
+    except httpx.HTTPError:
+        return False
+    return r.status_code == 200
+
+
 def run(args: Any) -> int:
     from .client import ConnectionFailed, EntityMemory, EntityMemoryError
 
@@ -83,10 +96,27 @@ def run(args: Any) -> int:
                 "(`scripts/serve` locally) or fix the URL with `entity-memory init --url`",
             )
             return 1
-        if cfg.user:
+        open_service = _accepts_no_token(cfg.url)
+        if open_service:
+            say(
+                None,
+                "the service runs without API_TOKEN: it accepts every request, with any "
+                "token or none (fine locally; production sets the secret)",
+            )
+        elif not cfg.token:
+            say(
+                False,
+                "no token set, and the service requires one: `entity-memory init --token ...`"
+                " or ENTITY_MEMORY_TOKEN",
+            )
+            problems += 1
+        if cfg.user and (cfg.token or open_service):
             try:
                 mem.list()
-                say(True, f"the token is accepted for user {cfg.user}")
+                if open_service:
+                    say(True, f"user {cfg.user} can be read (no token is checked)")
+                else:
+                    say(True, f"the token is accepted for user {cfg.user}")
             except ConnectionFailed as exc:
                 say(False, f"the service stopped answering: {exc}")
                 problems += 1

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from . import settings as settings_mod
+from .mcp_config import mcp_configured
 
 #: The hook's whole budget, counted from the CLI's start: it stays under a second with
 #: Python's own start-up included.
@@ -104,11 +105,17 @@ def _cache_file(user: str, cwd: str) -> Path:
     return settings_mod.home() / "cache" / f"context-{key}.json"
 
 
-def _print_context(context: str, note: str = "", notices: list[str] | None = None) -> None:
+def _print_context(
+    context: str, note: str = "", notices: list[str] | None = None, *, hint: bool = False
+) -> None:
+    """`hint`: the MCP server is configured here, so the agent has `remember` to call."""
     lines = [f"Notice (entity-memory): {n}" for n in notices or []]
     if context:
         lines.append(f"Long-term memory of this user (entity-memory){note}:\n{context}")
-    lines.append(REMEMBER_HINT)
+    if hint:
+        lines.append(REMEMBER_HINT)
+    if not lines:
+        return
     output = {
         "hookSpecificOutput": {
             "hookEventName": "SessionStart",
@@ -152,6 +159,7 @@ def session_start(payload: dict[str, Any], args: Any, started: float) -> None:
     refreshing = os.environ.get(REFRESH_ENV) == "1"
     timeout = float(os.environ.get("ENTITY_MEMORY_HOOK_TIMEOUT") or DEFAULT_TIMEOUT_S)
     cwd = str(payload.get("cwd") or os.getcwd())
+    hint = mcp_configured(cwd)
     cache = _cache_file(cfg.user, cwd)
     box: dict[str, Any] = {}
 
@@ -183,9 +191,9 @@ def session_start(payload: dict[str, Any], args: Any, started: float) -> None:
         notices.insert(0, f"the memory service at {cfg.url} did not answer ({why}).")
         if cached and cached.get("context"):
             at = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(cached.get("at", 0)))
-            _print_context(cached["context"], f", as of {at}", notices)
+            _print_context(cached["context"], f", as of {at}", notices, hint=hint)
         else:
-            _print_context("", notices=notices)
+            _print_context("", notices=notices, hint=hint)
         if worker.is_alive():  # slow rather than down: fill the cache for next time
             _refresh_in_background(payload, args)
         return
@@ -198,7 +206,7 @@ def session_start(payload: dict[str, Any], args: Any, started: float) -> None:
     except OSError:
         pass
     if not refreshing:
-        _print_context(context, notices=notices)
+        _print_context(context, notices=notices, hint=hint)
 
 
 def _child_settings(args: Any) -> dict[str, str]:

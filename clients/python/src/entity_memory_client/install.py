@@ -5,7 +5,9 @@ per-user file, which git ignores, so an absolute path to this installation, a us
 token never land in the shared `.claude/settings.json`) or `~/.claude/settings.json`
 (`--global`; `$CLAUDE_CONFIG_DIR/settings.json` when that is set). `--url`, `--token` and
 `--user` go into that file's `env`, which Claude Code passes to the hooks.
-Every other setting and every other hook is kept; our own entries (recognised by their
+In a git work tree the project file is kept out of git: added to `.gitignore` when nothing
+ignores it yet, and a token is refused for a file git tracks. Every other setting and every
+other hook is kept; our own entries (recognised by their
 `entity-memory hook` / `entity_memory_client` command) are replaced, so installing twice
 changes nothing. A settings file that is not valid JSON is left alone (exit 2).
 """
@@ -16,6 +18,7 @@ import json
 import os
 import shlex
 import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -107,6 +110,45 @@ def merge_hooks(
     return settings
 
 
+def _git(project: Path, *args: str) -> subprocess.CompletedProcess[str] | None:
+    try:
+        return subprocess.run(
+            ["git", "-C", str(project), *args], capture_output=True, text=True, check=False
+        )
+    except OSError:  # no git on this machine
+        return None
+
+
+def ensure_ignored(path: Path, token_given: bool) -> str | None:
+    """Keep a settings file that may hold a token out of git: in a work tree, a tracked file
+    with a token is refused (ValueError); an untracked one not yet ignored is added to the
+    repository's .gitignore. Returns what was done, for the user, or None."""
+    existing = next(p for p in path.parents if p.exists())  # .claude/ may not exist yet
+    top = _git(existing, "rev-parse", "--show-toplevel")
+    if top is None or top.returncode != 0:
+        return None  # not in a git work tree
+    root = Path(top.stdout.strip())
+    rel = path.resolve().relative_to(root.resolve()).as_posix()
+    tracked = _git(root, "ls-files", "--error-unmatch", rel)
+    if tracked is not None and tracked.returncode == 0:
+        if token_given:
+            raise ValueError(
+                f"{path} is tracked by git, so the token would be committed: untrack it "
+                "(`git rm --cached`) or give the token as ENTITY_MEMORY_TOKEN instead"
+            )
+        return None
+    ignored = _git(root, "check-ignore", "-q", rel)
+    if ignored is not None and ignored.returncode == 0:
+        return None
+    gitignore = root / ".gitignore"
+    text = gitignore.read_text(encoding="utf-8") if gitignore.exists() else ""
+    with gitignore.open("a", encoding="utf-8") as fh:
+        if text and not text.endswith("\n"):
+            fh.write("\n")
+        fh.write(f"# entity-memory hooks: may hold a token\n/{rel}\n")
+    return f"added /{rel} to {gitignore}"
+
+
 def install_claude_code(
     scope: str = "project",
     project_dir: str | Path = ".",
@@ -116,6 +158,7 @@ def install_claude_code(
     token: str | None = None,
 ) -> Path:
     path = settings_path(scope, project_dir)
+    note = ensure_ignored(path, bool(token)) if scope == "project" else None
     if path.exists():
         text = path.read_text(encoding="utf-8")
         settings = json.loads(text) if text.strip() else {}
@@ -133,6 +176,8 @@ def install_claude_code(
         json.dump(merged, fh, indent=2, ensure_ascii=False)
         fh.write("\n")
     os.replace(tmp, path)
+    if note:
+        print(f"entity-memory: {note}", file=sys.stderr)
     return path
 
 

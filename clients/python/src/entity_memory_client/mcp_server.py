@@ -28,6 +28,31 @@ INSTRUCTIONS = (
 )
 
 
+def why_nothing_stored(result: dict[str, Any]) -> str:
+    """The reason a `remember` stored nothing, in words the agent can act on."""
+    if result.get("processed") is False:
+        return (
+            result.get("reason")
+            or "this session was already processed with the same messages: nothing new to read"
+            " (use another session_id for a new conversation)"
+        )
+    reasons = []
+    for entry in result.get("rejected") or []:
+        item = entry.get("item") if isinstance(entry, dict) else None
+        name = item.get("name") if isinstance(item, dict) else None
+        why = entry.get("reason", "rejected") if isinstance(entry, dict) else "rejected"
+        reasons.append(f"{name}: {why}" if name else str(why))
+    if reasons:
+        return "every candidate was rejected: " + "; ".join(reasons[:10])
+    if result.get("degraded"):
+        return "extraction degraded: " + str(result.get("degradedReason") or "the extractor failed")
+    extractor = result.get("extractor") or "the extractor"
+    return (
+        f"{extractor} found no campaign, metric, decision, pain point or preference in these"
+        " messages; give `entities` to store facts as they are"
+    )
+
+
 def _fail(exc: EntityMemoryError) -> NoReturn:
     """An `isError` tool result carrying the API's error code, status and details (e.g. which
     field failed validation), so the model can correct its call."""
@@ -87,14 +112,18 @@ def build_server(url: str | None = None, token: str | None = None, user: str | N
                     )
             except EntityMemoryError as exc:
                 _fail(exc)
-        return {
+        stored = [
+            {"type": e["type"], "id": e["id"], "name": e["name"], "version": e["version"]}
+            for e in result.get("entities", [])
+        ]
+        out: dict[str, Any] = {
             "session_id": session,
-            "stored": [
-                {"type": e["type"], "id": e["id"], "name": e["name"], "version": e["version"]}
-                for e in result.get("entities", [])
-            ],
+            "stored": stored,
             **{k: result[k] for k in ("processed", "reason", "rejected") if k in result},
         }
+        if not stored:
+            out["why_nothing_stored"] = why_nothing_stored(result)
+        return out
 
     @server.tool()
     async def recall(task: str, limit: int = 20, max_tokens: int = 3000) -> str:

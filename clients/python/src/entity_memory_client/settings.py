@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -47,6 +48,21 @@ class ConfigError(Exception):
     pass
 
 
+#: The service's id rule (user, entity and session ids; its domain/keys.py): checked here so a
+#: bad id is named as one, not answered with the 404 of the URL it would make (`a/b`).
+_ID_RE = re.compile(r"[A-Za-z0-9._@+-]{1,128}")
+
+
+def check_id(value: str, kind: str = "user") -> str:
+    """`value` when the service would accept it as an id, else ConfigError saying why."""
+    if not _ID_RE.fullmatch(value) or set(value) == {"."}:
+        raise ConfigError(
+            f"invalid {kind} id {value!r}: 1 to 128 ASCII letters, digits and . _ @ + -"
+            " (not only dots)"
+        )
+    return value
+
+
 @dataclass
 class Settings:
     url: str
@@ -67,10 +83,11 @@ def resolve(url: str | None = None, token: str | None = None, user: str | None =
         value = flag or os.environ.get(env) or cfg.get(key)
         return str(value) if value else None
 
+    chosen = pick(user, "ENTITY_MEMORY_USER", "user")
     return Settings(
         url=pick(url, "ENTITY_MEMORY_URL", "url") or DEFAULT_URL,
         token=pick(token, "ENTITY_MEMORY_TOKEN", "token"),
-        user=pick(user, "ENTITY_MEMORY_USER", "user"),
+        user=check_id(chosen) if chosen else None,
     )
 
 

@@ -1,0 +1,30 @@
+"""The local host's start-up output: wrangler's and workerd's warnings that the Durable Object
+(USER_WRITER) "will not work in local development" / "no such Durable Object class" are false
+here (the host runs the object itself), so each is replaced by one line that says so, and
+writes through the object work."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from .hostproc import Host
+
+pytestmark = pytest.mark.e2e
+
+
+def test_false_durable_object_warnings_are_one_true_line(host: Host) -> None:
+    with httpx.Client(base_url=host.base_url, timeout=60) as c:
+        r = c.put(
+            "/v1/users/startup/entities",
+            json={"session_id": "s1", "entities": [{"type": "campaign", "name": "Alpha"}]},
+        )
+    assert r.status_code == 200, r.text
+    stderr = (host.persist_dir.parent / "host.stderr").read_text()
+    assert "will not work in local development" not in stderr
+    assert "no such Durable Object class is exported" not in stderr
+    assert "AI bindings always access remote resources" not in stderr
+    assert stderr.count("USER_WRITER (UserWriter) runs in this host") == 1
+    notes = [line for line in stderr.splitlines() if line.startswith("local host: ")]
+    assert len(notes) == 2, stderr  # the Durable Object note and the AI note, each on its line
+    assert not any(line and not line.strip() for line in stderr.splitlines()), "filler lines"
