@@ -56,3 +56,26 @@ def test_a_pain_point_mentioned_in_another_session_counts_once_more() -> None:
     e = merge(None, pain_point(), "u1", "s1", T0).entity
     e = merge(e, pain_point(), "u1", "s2", T0 + 1).entity
     assert e.metadata.frequency == 2  # type: ignore[attr-defined]
+
+
+def test_a_session_sent_again_leaves_one_observation_per_metric() -> None:
+    """Issue 21: a re-sent session (or a later chunk of it) never adds a second observation;
+    the session's observation holds the last value it stated."""
+    entity = merge(None, metric(value=41.0), "u1", "s1", T0).entity
+    entity = merge(entity, metric(value=39.0), "u1", "s2", T0 + 10).entity
+    for value in (41.0, 41.0):  # session s1 sent again
+        entity = merge(entity, metric(value=value), "u1", "s1", T0 + 20).entity
+    for value in (39.0,):  # and s2 again
+        entity = merge(entity, metric(value=value), "u1", "s2", T0 + 30).entity
+    history = entity.metadata.history  # type: ignore[attr-defined]
+    assert [(h.session_id, h.value, h.at) for h in history] == [
+        ("s1", 41.0, T0),
+        ("s2", 39.0, T0 + 10),
+    ]
+
+
+def test_a_later_value_in_the_same_session_replaces_that_sessions_observation() -> None:
+    entity = merge(None, metric(value=52.0), "u1", "s1", T0).entity
+    entity = merge(entity, metric(value=48.0), "u1", "s1", T0 + 5).entity
+    history = entity.metadata.history  # type: ignore[attr-defined]
+    assert [(h.session_id, h.value, h.at) for h in history] == [("s1", 48.0, T0)]

@@ -119,10 +119,15 @@ def _merge_metric_history(
         history += [h for h in new_meta.get("history", []) if (h["at"], h["value"]) not in known]
     value = new_meta.get("value")
     if value is not None:
-        last = history[-1] if history else None
-        repeat = last is not None and last["value"] == value and last.get("sessionId") == session_id
-        if not repeat:
+        # One observation per metric per session: a session says what the value was when it
+        # happened, so a later value in the same session (a later chunk, or the whole session
+        # sent again) replaces that session's observation instead of adding another (issue 21).
+        mine = [i for i, h in enumerate(history) if h.get("sessionId") == session_id]
+        if not mine:
             history.append(_observation(value, now, session_id, new_meta.get("observedOn")))
+        elif history[mine[-1]]["value"] != value:
+            at = history[mine[-1]]["at"]
+            history[mine[-1]] = _observation(value, at, session_id, new_meta.get("observedOn"))
     history.sort(key=lambda h: h["at"])
     return history[-METRIC_HISTORY_LIMIT:]
 
