@@ -149,3 +149,37 @@ def test_a_decision_shows_its_measured_outcome() -> None:
     early = {**decision, "createdAt": history[0]["at"] - DAY_MS}
     text = assemble_entity_context([early, alpha_cpa])
     assert "since" not in text  # nothing observed before it: no outcome to claim
+
+
+def test_a_campaigns_current_fields_show_even_when_its_sentence_is_older() -> None:
+    """Issue 22: a strategy edited (PUT, inspector) shows in the next block, not only the
+    `content` sentence an earlier write left."""
+    doc = {
+        "type": "campaign",
+        "name": "Campaign Alpha",
+        "content": "Campaign Alpha: budget $60/day",
+        "metadata": {"strategy": "Target CPA $30", "budget": 60, "status": "active"},
+    }
+    text = assemble_entity_context([doc])
+    assert "strategy Target CPA $30" in text and "status active" in text
+    assert "Campaign Alpha: budget $60/day" in text
+
+
+def test_a_preference_shows_its_value_and_a_decision_its_action() -> None:
+    text = assemble_entity_context(
+        [
+            {
+                "type": "preference",
+                "name": "Updates",
+                "content": "",
+                "metadata": {"value": "bullets"},
+            },
+            {
+                "type": "decision",
+                "name": "Alpha",
+                "content": "",
+                "metadata": {"action": "pause it"},
+            },
+        ]
+    )
+    assert "- **Updates**: [bullets]" in text and "[action pause it]" in text

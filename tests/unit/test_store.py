@@ -2,6 +2,7 @@ import json
 
 import pytest
 
+from entity_memory.domain.context import assemble_entity_context
 from entity_memory.domain.keys import InvalidId
 from entity_memory.service.reindex import reindex
 from entity_memory.service.retrieval import retrieve_for_context
@@ -340,3 +341,12 @@ async def test_a_japanese_task_finds_its_japanese_entity(store: EntityStore) -> 
     found = await retrieve_for_context(store, "u1", "ブランド検索の入札戦略を見直したい", limit=1)
     assert [e.name for e in found.entities] == ["ブランド検索キャンペーン"]
     assert found.scores[0].relevance > 0
+
+
+async def test_a_field_edited_by_put_shows_in_the_next_block(store: EntityStore) -> None:
+    """Issue 22 acceptance: the next context reads the current field, not the old sentence."""
+    await upsert_one(store, "u1", campaign(), "s1")
+    await upsert_one(store, "u1", campaign(metadata={"strategy": "Target CPA $30"}), "s2")
+    stored = await store.get("u1", "campaign", "campaign-alpha")
+    assert stored is not None
+    assert "strategy Target CPA $30" in assemble_entity_context([stored.to_json_dict()])

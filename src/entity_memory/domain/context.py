@@ -76,6 +76,31 @@ def _metric_facts(meta: Mapping[str, Any]) -> str:
     return facts
 
 
+def _field_facts(entity_type: str, meta: Mapping[str, Any]) -> str:
+    """The current structured fields of a campaign, decision, pain point or preference, so a
+    field changed by any path (extraction, PUT, the inspector) shows in the next block even
+    when `content` still holds an older sentence (issue 22 item 1)."""
+    parts: list[str] = []
+    if entity_type == "campaign":
+        if meta.get("strategy"):
+            parts.append(f"strategy {meta['strategy']}")
+        if isinstance(meta.get("budget"), int | float):
+            parts.append(f"budget {_number(meta['budget'])}")
+        if meta.get("status"):
+            parts.append(f"status {meta['status']}")
+    elif entity_type == "decision":
+        if meta.get("action"):
+            parts.append(f"action {meta['action']}")
+        if meta.get("outcome"):
+            parts.append(f"outcome {meta['outcome']}")
+    elif entity_type == "pain_point":
+        if isinstance(meta.get("frequency"), int) and meta["frequency"] > 1:
+            parts.append(f"seen {meta['frequency']} times")
+    elif entity_type == "preference" and meta.get("value"):
+        parts.append(str(meta["value"]))
+    return ", ".join(parts)
+
+
 def _observations(metric: Mapping[str, Any]) -> list[tuple[int, float]]:
     meta = metric.get("metadata") or {}
     points = [
@@ -141,6 +166,11 @@ def _entry(
         facts = _metric_facts(meta)
         if facts:
             content = f"{content} [{neutralise(facts)}]" if content else f"[{neutralise(facts)}]"
+    if item.get("type") != "metric" and isinstance(meta, Mapping):
+        facts = _field_facts(str(item.get("type")), meta)
+        # Only what the sentence does not already say (a fact repeated verbatim is noise).
+        if facts and neutralise(facts).lower() not in content.lower():
+            content = f"[{neutralise(facts)}] {content}" if content else f"[{neutralise(facts)}]"
     if item.get("type") == "decision":
         outcome = decision_outcome(item, metrics)
         if outcome:
