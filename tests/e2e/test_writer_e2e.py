@@ -153,10 +153,10 @@ def test_a_double_encoded_dot_dot_id_is_refused_not_redirected_to_the_user(host:
     object's methods, it does not re-send a URL for it to parse."""
     body = {"session_id": "s1", "entities": [{"type": "campaign", "name": "Alpha"}]}
     with httpx.Client(base_url=host.base_url, timeout=60, follow_redirects=False) as c:
-        assert c.put("/v1/users/e2e-redir/entities", json=body).status_code == 200
-        r = c.delete("/v1/users/e2e-redir/entities/%252e%252e/%252e")
+        assert c.put("/v1/users/e2e-writer-redir/entities", json=body).status_code == 200
+        r = c.delete("/v1/users/e2e-writer-redir/entities/%252e%252e/%252e")
         assert 400 <= r.status_code < 500 and "location" not in r.headers, r.text
-        assert c.get("/v1/users/e2e-redir/entities").json()["count"] == 1
+        assert c.get("/v1/users/e2e-writer-redir/entities").json()["count"] == 1
 
 
 def test_the_expired_route_runs_in_the_writer_and_records_each_expiry_once(host: Host) -> None:
@@ -164,7 +164,7 @@ def test_the_expired_route_runs_in_the_writer_and_records_each_expiry_once(host:
     drop an entry once and write one `expired` row."""
     from datetime import UTC, datetime, timedelta
 
-    user = "e2e-exp"
+    user = "e2e-writer-expired"
     written = datetime.now(UTC) - timedelta(days=40)  # metrics live 30 days
     past = {"x-entity-memory-now": written.isoformat().replace("+00:00", "Z")}
     metric = {
@@ -185,10 +185,10 @@ def test_the_expired_route_runs_in_the_writer_and_records_each_expiry_once(host:
             c.post(f"/v1/users/{user}/expired", json=refs).json()["dropped"] for _ in range(4)
         ]
     assert dropped == [1, 0, 0, 0]
-    index = json.loads(host.kv_get("index:e2e-exp:entities"))
+    index = json.loads(host.kv_get(f"index:{user}:entities"))
     assert [e["id"] for e in index["entries"]] == ["alpha"]
     rows = host.d1(
-        "SELECT count(*) AS n FROM entity_versions WHERE user_id = 'e2e-exp'"
+        f"SELECT count(*) AS n FROM entity_versions WHERE user_id = '{user}'"
         " AND change_kind = 'expired'"
     )
     assert rows[0]["n"] == 1
