@@ -40,6 +40,9 @@ EVENTS = {
 #: Far beyond a hook's own budget (ENTITY_MEMORY_HOOK_TIMEOUT, 0.5 s by default) and Python's
 #: start-up on a loaded machine; a hook that waited on a hanging service would reach it.
 HOOK_DEADLINE_S = 60
+#: A live service's answer is what these checks read, not how fast it came: a hook talking
+#: to the (busy) test host gets a budget no load reaches; the slow service keeps the default.
+LIVE_BUDGET = {"ENTITY_MEMORY_HOOK_TIMEOUT": "30"}
 #: How long the slow service holds a request: longer than any hook may take.
 HANG_S = HOOK_DEADLINE_S * 2
 
@@ -118,8 +121,9 @@ def test_session_start_prints_the_context(
             "seed",
         )
         mem.context("warm up")
+    live = {**env, **LIVE_BUDGET}
     done = run_hook(
-        "session-start", payload("session-start", transcript, tmp_path), env, "--user", user
+        "session-start", payload("session-start", transcript, tmp_path), live, "--user", user
     )
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)["hookSpecificOutput"]
@@ -146,7 +150,7 @@ def test_session_start_prints_the_context(
     assert "Numbers first" in cached and ", as of " in cached
 
     # A user with nothing remembered and no MCP server configured: nothing to say at all.
-    bare = {**env, "CLAUDE_CONFIG_DIR": str(tmp_path / "claude-config")}
+    bare = {**live, "CLAUDE_CONFIG_DIR": str(tmp_path / "claude-config")}
     done = run_hook(
         "session-start", payload("session-start", transcript, tmp_path), bare, "--user", user + "x"
     )
