@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -243,20 +244,24 @@ def test_context_positional_explain_search_and_add(env: dict[str, str], user: st
 
 
 def test_a_closed_pipe_is_not_an_error(env: dict[str, str], user: str) -> None:
+    """`entity-memory context ... | head -c1`: the reader is gone before the CLI writes. The
+    read end is closed before the CLI starts, so the write fails every time, not by timing."""
     _seed(user)
     cmd = [sys.executable, "-m", "entity_memory_client.cli", "context", "--user", user, "alpha"]
-    reader = subprocess.Popen(["head", "-c", "1"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-    writer = subprocess.run(
-        cmd,
-        stdout=reader.stdin,
-        stderr=subprocess.PIPE,
-        env={**env, "PYTHONPATH": env["PYTHONPATH"]},
-        timeout=60,
-        text=True,
-    )
-    assert reader.stdin is not None
-    reader.stdin.close()
-    reader.wait(timeout=30)
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        writer = subprocess.run(
+            cmd,
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            env={**env, "PYTHONPATH": env["PYTHONPATH"]},
+            timeout=60,
+            text=True,
+        )
+    finally:
+        os.close(write_end)
+    assert writer.returncode == 0, writer.stderr
     assert "Traceback" not in writer.stderr and "BrokenPipe" not in writer.stderr
 
 

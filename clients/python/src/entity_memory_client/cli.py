@@ -628,6 +628,11 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as exc:
         print(f"entity-memory: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # The reader left (`... | head`): not an error. Point stdout at /dev/null so the
+        # interpreter's final flush does not fail again. (Before `Exception`, which it is.)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except Exception as exc:
         client = sys.modules.get(f"{__package__}.client")
         if client is None or not isinstance(exc, client.EntityMemoryError):
@@ -642,11 +647,6 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
-    except BrokenPipeError:
-        # The reader left (`... | head`): not an error. Point stdout at /dev/null so the
-        # interpreter's final flush does not fail again.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
 
 
 if __name__ == "__main__":
