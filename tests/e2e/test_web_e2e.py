@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import pytest
 from selenium import webdriver
-from selenium.common.exceptions import WebDriverException
+from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
@@ -115,19 +115,23 @@ def console_errors(driver: WebDriver) -> list[str]:
     ]
 
 
+def wait(driver: WebDriver) -> WebDriverWait[WebDriver]:
+    """A wait that retries when the page re-renders under it: an element read just as the
+    script replaces it is stale, which says nothing about the page being wrong."""
+    return WebDriverWait(driver, WAIT_S, ignored_exceptions=(StaleElementReferenceException,))
+
+
 def wait_for(driver: WebDriver, by: str, value: str) -> WebElement:
-    return WebDriverWait(driver, WAIT_S).until(ec.visibility_of_element_located((by, value)))
+    return wait(driver).until(ec.visibility_of_element_located((by, value)))
 
 
 def wait_text(driver: WebDriver, css: str, text: str) -> None:
-    WebDriverWait(driver, WAIT_S).until(
-        ec.text_to_be_present_in_element((By.CSS_SELECTOR, css), text)
-    )
+    wait(driver).until(ec.text_to_be_present_in_element((By.CSS_SELECTOR, css), text))
 
 
 def expect_title(driver: WebDriver, text: str) -> None:
     """Wait for the page heading (a hash navigation renders after `get` returns)."""
-    WebDriverWait(driver, WAIT_S).until(
+    wait(driver).until(
         lambda d: [h.text for h in d.find_elements(By.CSS_SELECTOR, "main h1")] == [text],
         f"page heading never became {text!r}",
     )
@@ -136,7 +140,7 @@ def expect_title(driver: WebDriver, text: str) -> None:
 def go(driver: WebDriver, host: Host, hash_: str) -> None:
     """Open a page of the inspector and wait until the script has rendered it."""
     driver.get(f"{host.base_url}/{hash_}")
-    WebDriverWait(driver, WAIT_S).until(
+    wait(driver).until(
         lambda d: d.execute_script(
             "return location.hash === arguments[0] && document.body.dataset.route === arguments[0]",
             hash_,

@@ -17,7 +17,7 @@ import httpx
 import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
-from selenium.webdriver.support.ui import Select, WebDriverWait
+from selenium.webdriver.support.ui import Select
 
 from tests.conftest import SHARED_TOKEN
 
@@ -25,12 +25,12 @@ from .hostproc import REPO, Host
 from .test_web_e2e import (
     DAY,
     NOW,
-    WAIT_S,
     _browser,
     at,
     console_errors,
     expect_title,
     go,
+    wait,
     wait_for,
     wait_text,
 )
@@ -219,8 +219,8 @@ def test_the_export_downloads_a_json_file(browser: WebDriver, signed_in: Host) -
     expect_title(browser, "Export")
     browser.find_element(By.ID, "export").click()
     target = ARTIFACTS / "downloads" / f"entity-memory-{USER}.json"
-    WebDriverWait(browser, WAIT_S).until(lambda d: target.exists(), "no download")
-    WebDriverWait(browser, WAIT_S).until(lambda d: _json_or_none(target) is not None)
+    wait(browser).until(lambda d: target.exists(), "no download")
+    wait(browser).until(lambda d: _json_or_none(target) is not None)
     doc = _json_or_none(target)
     assert doc is not None and doc["userId"] == USER
     assert "Summer search" in {e["name"] for e in doc["entities"]}
@@ -266,7 +266,7 @@ def test_pages_fit_a_390_px_screen(browser: WebDriver, signed_in: Host, hash_: s
     try:
         go(browser, signed_in, hash_)
         browser.refresh()
-        WebDriverWait(browser, WAIT_S).until(
+        wait(browser).until(
             lambda d: d.execute_script("return document.body.dataset.route === arguments[0]", hash_)
         )
         wide = browser.execute_script(
