@@ -339,7 +339,7 @@ async def test_a_version_the_ledger_missed_is_recorded_on_the_next_upsert(
     again = await upsert_one(lstore, "u1", campaign(), "s1")
     assert again.status == "unchanged"
     rows = await rows_of(db)
-    assert [(r["version"], r["change_kind"]) for r in rows] == [(1, "updated")]
+    assert [(r["version"], r["change_kind"]) for r in rows] == [(1, "created")]
 
 
 async def test_a_deletion_the_ledger_missed_is_recorded_on_retry(

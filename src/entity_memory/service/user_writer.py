@@ -8,7 +8,9 @@ version 4. The platform answer is a Durable Object per user (the adapter in
 - `WriterState.run(op)` runs one write at a time (an asyncio lock: awaiting KV or D1 yields to
   other requests, so the object's single thread alone does not serialise them);
 - `WriterKV` is the KV the write sees: reads come from the writer's own table first (what it
-  last wrote, exact), writes go to the table and to KV, and the index key is *not* written
+  last wrote, exact), a document goes to KV and then to the table (so a crash between the two
+  leaves the table behind KV, never ahead: the retry writes it again), and the index key is
+  held in the table and *not* written
   per request but coalesced: at most one KV write of `index:<user>:entities` per second
   (KV's per-key limit), with group commit: a request is acknowledged only after a flush that
   includes its change, so every acknowledged write is visible in KV's index.
@@ -145,21 +147,25 @@ class WriterKV:
         check_put(key, expiration_ttl, metadata)
         expires = None if expiration_ttl is None else self.writer.clock() + expiration_ttl * 1000
         meta = None if metadata is None else json.dumps(metadata)
-        self.writer.table.put(key, Row(value, expires, meta))
         if is_index_key(key):
+            self.writer.table.put(key, Row(value, expires, meta))
             self.writer.warm = None  # until the writer says which parsed index this is
             self.writer.index_trusted_until = None  # written here: exact
             self.writer.index_changed(key, value)
-        else:
-            await self.inner.put(key, value, expiration_ttl=expiration_ttl, metadata=metadata)
+            return
+        # KV first, then the copy (see "Write order" in docs/consistency.md): the copy never
+        # says a document is written that KV has not acknowledged.
+        await self.inner.put(key, value, expiration_ttl=expiration_ttl, metadata=metadata)
+        self.writer.table.put(key, Row(value, expires, meta))
 
     async def delete(self, key: str) -> None:
-        self.writer.table.put(key, Row(None, None, None))
         if is_index_key(key):
+            self.writer.table.put(key, Row(None, None, None))
             self.writer.warm = None
             self.writer.index_changed(key, None)
-        else:
-            await self.inner.delete(key)
+            return
+        await self.inner.delete(key)
+        self.writer.table.put(key, Row(None, None, None))
 
     async def list(
         self, *, prefix: str = "", limit: int = 1000, cursor: str | None = None

@@ -362,11 +362,14 @@ class EntityStore:
         if not same:
             return []
         latest = await self.ledger.latest(user_id, list(same))
-        return [
-            (entity, "updated", {})
-            for key, entity in same.items()
-            if latest.get(key, (0, ""))[0] < entity.version
-        ]
+        rows: list[tuple[BaseEntity, str, dict[str, Change]]] = []
+        for key, entity in same.items():
+            recorded = latest.get(key, (0, ""))[0]
+            if recorded < entity.version:
+                # A version 1 the ledger never saw was created by the attempt that failed.
+                kind = "created" if recorded == 0 and entity.version == 1 else "updated"
+                rows.append((entity, kind, {}))
+        return rows
 
     async def delete(self, user_id: str, entity_type: str, entity_id: str) -> bool:
         """Delete the entity and its index entry; False if neither existed."""
