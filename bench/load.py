@@ -187,7 +187,7 @@ async def one_request(
     finally:
         stats.latency[kind].append((time.perf_counter() - started) * 1000)
     stats.statuses[(kind, resp.status_code)] += 1
-    if resp.status_code != 200:
+    if resp.status_code not in (200, 202):  # an extraction is queued (202) as a job
         stats.errors[f"{kind}: HTTP {resp.status_code} {resp.text[:120]}"] += 1
         return
     data = resp.json()

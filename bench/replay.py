@@ -97,6 +97,7 @@ def replay(
             body["extractor"] = extractor
         r = client.post(
             f"/v1/users/{user}/sessions/{session['session_id']}/extract",
+            params={"wait": "300"},  # the longest wait: a model's session takes a minute
             json=body,
             headers={CLOCK_HEADER: session["date"]},
         )

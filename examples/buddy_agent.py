@@ -82,8 +82,9 @@ class BuddySession:
         return scripted_reply
 
     def end(self) -> dict:
-        """Session end: the conversation goes to /extract; the service stores the entities."""
-        return self.mem.extract(self.session_id, self.messages)
+        """Session end: the conversation goes to /extract; the service stores the entities.
+        (An agent would not wait; the demo does, to print what was remembered.)"""
+        return self.mem.extract(self.session_id, self.messages, wait=120)
 
 
 def run_session(mem: EntityMemory, number: int, task: str, script: list[tuple[str, str]]) -> str:

@@ -29,17 +29,23 @@ class Default(WorkerEntrypoint):
 
 
 class UserWriter(DurableObject):
-    """One user's writer. The Worker calls its methods (Durable Object RPC), one per write
+    """One user's writer. The Worker calls its methods (Durable Object RPC), one per
     operation of `service.writes.OPERATIONS`; each takes the call's JSON and answers the
     reply's JSON. It has no `fetch`: the public API is served by the Worker alone."""
 
     def __init__(self, ctx, env):
         super().__init__(ctx, env)
-        state = WriterState(open_table(ctx), wall_clock_ms, schedule_retry=alarm_setter(ctx))
-        self.host = WriterHost(state, lambda: bind(self.env), refusal_for)
+        set_alarm = alarm_setter(ctx)
+        state = WriterState(open_table(ctx), wall_clock_ms, schedule_retry=set_alarm)
+
+        async def wake():
+            await set_alarm(wall_clock_ms())
+
+        self.host = WriterHost(state, lambda: bind(self.env), refusal_for, wake=wake)
 
     async def alarm(self, *_):
         await self.host.state.retry_flush()
+        await self.host.run_jobs()
 
     async def upsert(self, call):
         return await self.host.serve("upsert", call)
@@ -49,6 +55,15 @@ class UserWriter(DurableObject):
 
     async def extract(self, call):
         return await self.host.serve("extract", call)
+
+    async def enqueue_extract(self, call):
+        return await self.host.serve("enqueue_extract", call)
+
+    async def job_status(self, call):
+        return await self.host.serve("job_status", call)
+
+    async def list_jobs(self, call):
+        return await self.host.serve("list_jobs", call)
 
     async def reindex(self, call):
         return await self.host.serve("reindex", call)

@@ -8,6 +8,7 @@ import os
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -160,7 +161,8 @@ def test_extract_one_file_from_stdin(env: dict[str, str], user: str) -> None:
         "assistant: Noted.\n"
         "user: I prefer weekly email summaries.\n"
     )
-    done = run_cli("extract", "--user", user, "--session", "chat-1", "-", input=text, env=env)
+    w = ["--wait", "120"]
+    done = run_cli("extract", "--user", user, "--session", "chat-1", "-", *w, input=text, env=env)
     assert done.returncode == 0, done.stderr
     assert "session chat-1" in done.stdout and "created" in done.stdout
     again = _json(
@@ -191,13 +193,13 @@ def test_extract_many_files_with_progress(env: dict[str, str], user: str, tmp_pa
     empty.write_text(json.dumps({"type": "summary", "summary": "nothing"}) + "\n")
     files = [str(FIXTURE), str(messages), str(plain), str(empty)]
 
-    done = run_cli("extract", "--user", user, *files, env=env, timeout=120)
+    done = run_cli("extract", "--user", user, *files, "--wait", "120", env=env, timeout=300)
     assert done.returncode == 0, done.stderr
     assert "4/4" in done.stderr and "[" in done.stderr  # the progress bar
     assert "session 5f0c2a7e-1b2d-4c3e-9f8a-0d1e2f3a4b5c" in done.stdout  # the transcript's id
     assert "session buddy-chat" in done.stdout and "session notes" in done.stdout
 
-    out = _json(run_cli("extract", "--user", user, *files, "--json", env=env, timeout=120))
+    out = _json(run_cli("extract", "--user", user, *files, "--json", env=env, timeout=300))
     by_file = {Path(f["file"]).name: f for f in out["files"]}
     assert by_file[FIXTURE.name]["format"] == "claude-code"
     assert by_file["buddy-chat.json"]["format"] == "messages"
@@ -212,6 +214,25 @@ def test_extract_many_files_with_progress(env: dict[str, str], user: str, tmp_pa
 
     done = run_cli("extract", "--user", user, "--session", "x", *files, env=env)
     assert done.returncode == 2  # one --session for many files is a usage error
+
+
+def test_extract_queues_a_job_that_jobs_and_doctor_show(env: dict[str, str], user: str) -> None:
+    text = "user: Campaign Kilo runs on a $45/day budget.\n"
+    queued = _json(run_cli("extract", "--user", user, "-", "--json", input=text, env=env))
+    assert "statusUrl" in queued and queued["job"]["state"] in ("queued", "running", "done")
+    job_id = queued["job"]["id"]
+    with EntityMemory(user=user) as mem:
+        for _ in range(600):  # the host runs it off the request: ask until it says done
+            if mem.job(job_id)["state"] == "done":
+                break
+            time.sleep(0.2)
+    shown = run_cli("job", "--user", user, job_id, env=env)
+    assert shown.returncode == 0, shown.stderr
+    assert job_id in shown.stdout and "done" in shown.stdout and "created" in shown.stdout
+    listed = run_cli("jobs", "--user", user, env=env)
+    assert job_id in listed.stdout
+    doctor = run_cli("doctor", "--user", user, env=env)
+    assert "extraction jobs: 1 done" in doctor.stdout, doctor.stdout
 
 
 def test_context_positional_explain_search_and_add(env: dict[str, str], user: str) -> None:
@@ -270,7 +291,7 @@ def test_stdin_without_session_gets_a_stable_session(env: dict[str, str], user: 
     first = _json(run_cli("extract", "--user", user, "-", "--json", input=text, env=env))
     again = _json(run_cli("extract", "--user", user, "-", "--json", input=text, env=env))
     assert first["session"] == again["session"] and first["session"].startswith("stdin-")
-    assert again["processed"] is False
+    assert again["job"]["id"] == first["job"]["id"] and again["job"]["resent"] is True
     other = _json(
         run_cli("extract", "--user", user, "-", "--json", input=text + "user: hi\n", env=env)
     )

@@ -80,6 +80,13 @@ def upload_finished_since(env: dict[str, str], since: float) -> bool:
         return False
 
 
+def jobs_done(user: str) -> bool:
+    """The service has extracted every upload (hooks queue jobs and return)."""
+    with EntityMemory(user=user) as mem:
+        jobs = mem.jobs()["jobs"]
+    return bool(jobs) and all(j["state"] in ("done", "failed") for j in jobs)
+
+
 def wait_for(check: Callable[[], Any], timeout: float = 40.0) -> Any:
     deadline = time.monotonic() + timeout
     while True:
@@ -177,6 +184,7 @@ def test_session_end_uploads_only_user_and_assistant_text(
     assert done.stdout == ""
 
     wait_for(lambda: upload_finished_since(env, began))
+    wait_for(lambda: jobs_done(user))
     with EntityMemory(user=user) as mem:
         exported = mem.export()
     stored = json.dumps(exported["entities"])
@@ -212,11 +220,14 @@ def test_session_end_uploads_only_user_and_assistant_text(
             },
         }
         fh.write(json.dumps(line) + "\n")
+    began = time.time()
     done = run_hook("stop", payload("stop", transcript, tmp_path), env)
     assert done.returncode == 0
     assert _log(env).count("uploading") == uploads + 1
+    wait_for(lambda: upload_finished_since(env, began))
+    wait_for(lambda: jobs_done(user) and len(EntityMemory(user=user).jobs()["jobs"]) == 2)
     with EntityMemory(user=user) as mem:
-        wait_for(lambda: "Bravo" in json.dumps(mem.export()["entities"]))
+        assert "Bravo" in json.dumps(mem.export()["entities"])
 
     # pre-compact re-sends the same session: the service has it all, nothing changes
     before = EntityMemory(user=user).list()
@@ -224,6 +235,7 @@ def test_session_end_uploads_only_user_and_assistant_text(
     done = run_hook("pre-compact", payload("pre-compact", transcript, tmp_path), env)
     assert done.returncode == 0
     wait_for(lambda: upload_finished_since(env, began))
+    wait_for(lambda: jobs_done(user))
     after = EntityMemory(user=user).list()
     assert after == before
 

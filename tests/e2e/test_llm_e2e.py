@@ -69,7 +69,7 @@ def tiny_budget_host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Host]
 
 def _extract(host: Host, user: str, session: str) -> dict[str, Any]:
     response = httpx.post(
-        f"{host.base_url}/v1/users/{user}/sessions/{session}/extract",
+        f"{host.base_url}/v1/users/{user}/sessions/{session}/extract?wait=300",
         json={"messages": MESSAGES, "extractor": "workers-ai"},
         timeout=REQUEST_TIMEOUT_S,
     )

@@ -113,7 +113,9 @@ def seeded(token_host: Host) -> Host:
         {"role": "user", "content": "Summer search runs on a $80 daily budget, keep it enabled."}
     ]
     with httpx.Client(base_url=token_host.base_url, timeout=120, headers=ADMIN) as c:
-        r = c.post(f"/v1/users/{USER}/sessions/s-talk/extract", json={"messages": messages})
+        r = c.post(
+            f"/v1/users/{USER}/sessions/s-talk/extract?wait=true", json={"messages": messages}
+        )
         assert r.status_code == 200, r.text
     return token_host
 

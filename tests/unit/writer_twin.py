@@ -4,6 +4,7 @@ object's RPC methods (`await stub.upsert(call_json)`), as entry.py's `UserWriter
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -44,6 +45,8 @@ class WriterTwin:
     hosts: dict[str, WriterHost] = field(default_factory=dict)
     #: (user id, operation) of every call, in order.
     calls: list[tuple[str, str]] = field(default_factory=list)
+    #: Alarms running (their tasks, kept so none is collected mid-run).
+    alarms: set[asyncio.Task[None]] = field(default_factory=set)
 
     @property
     def writers(self) -> dict[str, WriterHost]:
@@ -53,10 +56,22 @@ class WriterTwin:
         if user_id not in self.hosts:
             table = table or SQLiteTable(sqlite3.connect(":memory:", isolation_level=None))
             state = WriterState(table, self.clock, self.sleep)
-            self.hosts[user_id] = WriterHost(
-                state, lambda: self.bind(None), refusal_for, self.factory
+            host = WriterHost(
+                state, lambda: self.bind(None), refusal_for, self.factory, self._alarm(user_id)
             )
+            self.hosts[user_id] = host
         return self.hosts[user_id]
+
+    def _alarm(self, user_id: str) -> Callable[[], Awaitable[None]]:
+        """The object's alarm set for now: `run_jobs` runs soon, outside the call that set
+        it (as workerd runs `alarm()` as its own event)."""
+
+        async def wake() -> None:
+            task = asyncio.ensure_future(self.host(user_id).run_jobs())
+            self.alarms.add(task)
+            task.add_done_callback(self.alarms.discard)
+
+        return wake
 
     def writer(self, user_id: str) -> WriterState:
         return self.host(user_id).state

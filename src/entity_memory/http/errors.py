@@ -20,6 +20,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from entity_memory.domain.keys import ENTITY_TYPES, InvalidId, InvalidType
 from entity_memory.service.extract_session import ExtractionRequestError
+from entity_memory.service.jobs import NoSuchJob
 from entity_memory.service.writes import Refusal, WriterRefused, WriterUnavailable
 from entity_memory.storage.guard import StorageUnavailable
 from entity_memory.storage.store import CorruptRecord
@@ -134,6 +135,7 @@ ERROR_TABLE: dict[type[Exception], Callable[[Exception], Problem]] = {
     WriterRefused: _refused,
     WriterUnavailable: _unreachable,
     CorruptRecord: _corrupt,
+    NoSuchJob: lambda e: Problem(404, "job_not_found", f"no extraction job {e} for this user"),
     InvalidId: lambda e: Problem(400, "invalid_id", str(e), {"kind": e.kind}),  # type: ignore[attr-defined]
     InvalidType: lambda e: Problem(400, "invalid_type", str(e), {"allowed": list(ENTITY_TYPES)}),
     RequestValidationError: lambda e: Problem(

@@ -11,23 +11,29 @@ already authenticated the caller and routed the request; the object is reachable
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 
 from pydantic import BaseModel, ValidationError
 
+from entity_memory.extraction.base import Usage
 from entity_memory.extraction.registry import ExtractorFactory, build_extractor
 from entity_memory.service.bindings import Bindings
+from entity_memory.service.extraction.pipeline import ExtractionOutcome
+from entity_memory.service.jobs import Job, JobBook, JobError, JsonDoc, chunk_ends
 from entity_memory.service.stores import build_ledger, build_store
 from entity_memory.service.user_writer import WriterState
 from entity_memory.service.writes import (
     OPERATIONS,
     Call,
+    ExtractCall,
     Refusal,
     Reply,
     WriteContext,
     WriterCosts,
+    dump_call,
 )
 from entity_memory.storage.d1 import CountingD1
 from entity_memory.storage.guard import guarded
@@ -40,6 +46,10 @@ logger = logging.getLogger(__name__)
 Describe = Callable[[Exception], Refusal]
 
 
+#: Asks the platform to call `run_jobs` soon (the object sets its alarm for now).
+Wake = Callable[[], Awaitable[None]]
+
+
 class WriterHost:
     def __init__(
         self,
@@ -47,8 +57,16 @@ class WriterHost:
         bind: Callable[[], Bindings],
         describe: Describe,
         factory: ExtractorFactory = build_extractor,
+        wake: Wake | None = None,
     ) -> None:
         self.state, self.bind, self.describe, self.factory = state, bind, describe, factory
+        self.jobs = JobBook(state.table)
+        self._wake = wake
+        self._running_jobs = False
+
+    async def wake(self) -> None:
+        if not self._running_jobs and self._wake is not None:
+            await self._wake()
 
     def _context(self, call: Call) -> tuple[WriteContext, CountingKV, CountingD1 | None]:
         base = self.bind()
@@ -58,7 +76,9 @@ class WriterHost:
         clock = base.clock if call.now is None else _fixed(call.now)
         b = replace(base, kv=held, db=db, clock=clock, held_index=held, replica=kv)
         ledger = build_ledger(b)
-        return WriteContext(build_store(b, ledger), ledger, b, self.factory, self.state), kv, db
+        store = build_store(b, ledger)
+        ctx = WriteContext(store, ledger, b, self.factory, self.state, self.jobs, self.wake)
+        return ctx, kv, db
 
     async def serve(self, name: str, call_json: str) -> str:
         """Run the operation `name` on the call in `call_json`; the reply's JSON."""
@@ -80,12 +100,66 @@ class WriterHost:
             return done, self._costs(kv, db)
 
         try:
-            done, costs = await self.state.run(op)
+            done, costs = await (self.state.run(op) if operation.serialised else op())
         except Exception as exc:
             return Reply(refusal=self.describe(exc), costs=self._costs(kv, db)).model_dump_json()
         costs.index_writes = self.state.index_writes
         result = done.model_dump(mode="json", by_alias=True)
         return Reply(result=result, costs=costs).model_dump_json()
+
+    async def run_jobs(self) -> None:
+        """Run the queued extraction jobs, oldest first, one at a time (the object's alarm).
+        Each chunk is an `extract` call served like any write, so the user's other writes
+        take turns with it in the writer."""
+        if self._running_jobs:
+            return
+        self._running_jobs = True
+        try:
+            while (job := self.jobs.next_runnable()) is not None:
+                await self._run_job(job)
+        finally:
+            self._running_jobs = False
+
+    async def _run_job(self, job: Job) -> None:
+        ends = chunk_ends(job.conversation)
+        total = _Outcomes()
+        for end in ends[job.chunks_done :]:
+            current = self.jobs.get(job.id)
+            if current is None:  # the user was erased meanwhile: write nothing more
+                return
+            job.state, job.updated_at = "running", self._now()
+            self.jobs.save(job)
+            call = ExtractCall(
+                user_id=job.user_id,
+                session_id=job.session_id,
+                messages=job.conversation[:end],
+                extractor=job.extractor,
+                now=job.now,
+                session_now=job.session_now,
+            )
+            reply = Reply.model_validate_json(await self.serve("extract", dump_call(call)))
+            if self.jobs.get(job.id) is None:
+                return
+            if reply.refusal is not None:
+                r = reply.refusal
+                job.error = JobError(status=r.status, code=r.code, message=r.message)
+                self._finish(job, "failed")
+                return
+            total.add(ExtractionOutcome.model_validate(reply.result))
+            job.chunks_done += 1
+            job.updated_at = self._now()
+            self.jobs.save(job)
+            await asyncio.sleep(0)  # other requests' turn between chunks
+        job.result, job.pending = total.result(), total.pending
+        self._finish(job, "done")
+
+    def _finish(self, job: Job, state: str) -> None:
+        job.state, job.updated_at = state, self._now()  # type: ignore[assignment]
+        job.conversation = []  # extracted: the writer need not keep the conversation
+        self.jobs.save(job)
+
+    def _now(self) -> int:
+        return self.state.clock()
 
     def _costs(self, kv: CountingKV, db: CountingD1 | None) -> WriterCosts:
         return WriterCosts(
@@ -101,3 +175,50 @@ def _fixed(now: int) -> Callable[[], int]:
         return now
 
     return clock
+
+
+class _Outcomes:
+    """The chunks' outcomes as one: the body an inline extraction of the whole session
+    would have answered (an entity written by two chunks appears once, as last written)."""
+
+    def __init__(self) -> None:
+        self.parts: list[ExtractionOutcome] = []
+
+    def add(self, outcome: ExtractionOutcome) -> None:
+        self.parts.append(outcome)
+
+    @property
+    def pending(self) -> bool:
+        return any(p.pending for p in self.parts)
+
+    def result(self) -> JsonDoc:
+        ran = [p for p in self.parts if p.extractor is not None]
+        if not ran:  # every chunk had been extracted before (a re-sent session)
+            return self.parts[-1].to_json_dict()
+        entities: dict[tuple[object, object], JsonDoc] = {}
+        results: dict[tuple[object, object], JsonDoc] = {}
+        for part in ran:
+            for entity, result in zip(part.entities, part.results, strict=False):
+                key = (entity.get("type"), entity.get("id"))
+                entities.pop(key, None)
+                results.pop(key, None)
+                entities[key], results[key] = entity, result
+        counts: dict[str, int] = {}
+        usage = Usage()
+        for part in ran:
+            for name, n in (part.counts or {}).items():
+                counts[name] = counts.get(name, 0) + n
+            if part.usage is not None:
+                usage.add(part.usage)
+        merged = ExtractionOutcome(
+            processed=all(p.processed for p in ran),
+            extractor=ran[-1].extractor,
+            entities=list(entities.values()),
+            results=list(results.values()),
+            rejected=[r for p in ran for r in p.rejected],
+            counts=counts,
+            usage=usage,
+            pending=self.pending,
+            degraded_reason=next((p.degraded_reason for p in ran if p.degraded_reason), None),
+        )
+        return merged.to_json_dict()

@@ -34,6 +34,7 @@ from entity_memory.service import reindex as reindexing
 from entity_memory.service.auth import TokenStore
 from entity_memory.service.bindings import Bindings
 from entity_memory.service.extraction.pipeline import ExtractionOutcome, SessionExtraction
+from entity_memory.service.jobs import Job, JobBook, JobList, JobView, NoSuchJob, chunk_ends, job_id
 from entity_memory.service.user_writer import WriterState
 from entity_memory.storage.ledger import Ledger
 from entity_memory.storage.store import EntityStore
@@ -77,6 +78,14 @@ class ExtractCall(Call):
     extractor: str | None = None
     #: The date a re-sent session was first extracted (the scheduled retry sets it).
     session_now: int | None = None
+
+
+class JobCall(Call):
+    job_id: str
+
+
+class JobsCall(Call):
+    pass
 
 
 class ReindexCall(Call):
@@ -130,6 +139,10 @@ class WriteContext:
     bindings: Bindings
     factory: ExtractorFactory
     state: WriterState | None = None
+    #: The writer's extraction jobs (None outside a writer: an extraction runs in the request).
+    jobs: JobBook | None = None
+    #: Asks the writer to run its queued jobs soon (its alarm); None outside a writer.
+    wake: Callable[[], Awaitable[None]] | None = None
 
 
 # --- the service functions, one per call ---------------------------------------------------
@@ -156,6 +169,53 @@ async def extract(ctx: WriteContext, call: ExtractCall) -> ExtractionOutcome:
     return await pipeline.run(
         call.user_id, call.session_id, call.messages, call.extractor, session_now=call.session_now
     )
+
+
+async def enqueue_extract(ctx: WriteContext, call: ExtractCall) -> JobView:
+    """Check the request, record the job and answer at once; the writer's alarm runs it.
+    Outside a writer there is no one to run it later, so it runs here and answers done."""
+    pipeline = SessionExtraction(ctx.store, ctx.ledger, ctx.bindings, ctx.factory)
+    extractor = pipeline.admit(call.user_id, call.session_id, call.messages, call.extractor)
+    now = ctx.store.clock()
+    job = Job(
+        id=job_id(call.session_id, call.messages),
+        user_id=call.user_id,
+        session_id=call.session_id,
+        state="queued",
+        created_at=now,
+        updated_at=now,
+        messages=len(call.messages),
+        chunks_total=len(chunk_ends(call.messages)),
+        extractor=extractor,
+        conversation=call.messages,
+        now=call.now,
+        session_now=call.session_now,
+    )
+    if ctx.jobs is None:
+        outcome = await extract(ctx, call)
+        job.state, job.chunks_done, job.result = "done", job.chunks_total, outcome.to_json_dict()
+        job.pending = outcome.pending
+        return job.view()
+    job = ctx.jobs.add(job)
+    if job.resent and job.state == "done":
+        # Answered as a re-sent session always was: nothing new (the job keeps its result).
+        job.result = ExtractionOutcome.already_processed(job.pending).to_json_dict()
+    elif job.state != "done" and ctx.wake is not None:
+        await ctx.wake()
+    return job.view()
+
+
+async def job_status(ctx: WriteContext, call: JobCall) -> JobView:
+    job = None if ctx.jobs is None else ctx.jobs.get(call.job_id)
+    if job is None:
+        raise NoSuchJob(call.job_id)
+    if job.state in ("queued", "running") and ctx.wake is not None:
+        await ctx.wake()  # a job whose alarm a crash lost is picked up again
+    return job.view()
+
+
+async def list_jobs(ctx: WriteContext, call: JobsCall) -> JobList:
+    return JobList(jobs=[] if ctx.jobs is None else ctx.jobs.list())
 
 
 async def reindex(ctx: WriteContext, call: ReindexCall) -> ReindexDone:
@@ -187,6 +247,9 @@ class Operation(Generic[C, D]):
     call: type[C]
     done: type[D]
     run: Callable[[WriteContext, C], Awaitable[D]]
+    #: Runs alone in the writer (every write). False: it only reads or records the writer's
+    #: jobs (synchronous table calls), so it must not wait behind a running extraction.
+    serialised: bool = True
 
 
 #: Every write, by the name the writer is called with (the Durable Object's method names).
@@ -194,6 +257,9 @@ OPERATIONS: dict[str, Operation[Any, Any]] = {
     "upsert": Operation(UpsertCall, UpsertDone, upsert),
     "delete_entity": Operation(DeleteCall, DeleteDone, delete_entity),
     "extract": Operation(ExtractCall, ExtractionOutcome, extract),
+    "enqueue_extract": Operation(ExtractCall, JobView, enqueue_extract, serialised=False),
+    "job_status": Operation(JobCall, JobView, job_status, serialised=False),
+    "list_jobs": Operation(JobsCall, JobList, list_jobs, serialised=False),
     "reindex": Operation(ReindexCall, ReindexDone, reindex),
     "drop_expired": Operation(ExpiredCall, ExpiredDone, drop_expired),
     "forget": Operation(ForgetCall, ForgetDone, forget),
@@ -262,6 +328,9 @@ class Writer(Protocol):
     async def upsert(self, call: UpsertCall) -> UpsertDone: ...
     async def delete_entity(self, call: DeleteCall) -> DeleteDone: ...
     async def extract(self, call: ExtractCall) -> ExtractionOutcome: ...
+    async def enqueue_extract(self, call: ExtractCall) -> JobView: ...
+    async def job_status(self, call: JobCall) -> JobView: ...
+    async def list_jobs(self, call: JobsCall) -> JobList: ...
     async def reindex(self, call: ReindexCall) -> ReindexDone: ...
     async def drop_expired(self, call: ExpiredCall) -> ExpiredDone: ...
     async def forget(self, call: ForgetCall) -> ForgetDone: ...
@@ -283,6 +352,15 @@ class _TypedWriter:
 
     async def extract(self, call: ExtractCall) -> ExtractionOutcome:
         return await self._run("extract", call)  # type: ignore[no-any-return]
+
+    async def enqueue_extract(self, call: ExtractCall) -> JobView:
+        return await self._run("enqueue_extract", call)  # type: ignore[no-any-return]
+
+    async def job_status(self, call: JobCall) -> JobView:
+        return await self._run("job_status", call)  # type: ignore[no-any-return]
+
+    async def list_jobs(self, call: JobsCall) -> JobList:
+        return await self._run("list_jobs", call)  # type: ignore[no-any-return]
 
     async def reindex(self, call: ReindexCall) -> ReindexDone:
         return await self._run("reindex", call)  # type: ignore[no-any-return]

@@ -203,6 +203,12 @@ def cmd_add(args: argparse.Namespace) -> int:
 
 
 def _extract_summary(path: str, session: str, result: dict[str, Any]) -> str:
+    if "statusUrl" in result:  # queued or running: the service extracts it off the request
+        job = result.get("job", {})
+        return (
+            f"{path}: session {session}: {job.get('state', 'queued')} as job {job.get('id')}"
+            f" ({job.get('messages')} messages); `entity-memory job {job.get('id')}` shows it"
+        )
     if result.get("degraded") and not result.get("results"):
         return f"{path}: session {session}: DEGRADED: {degraded_reason(result)}"
     if not result.get("processed", True):
@@ -277,6 +283,7 @@ def _extract_files(args: argparse.Namespace, files: list[str]) -> int:
                         conv.messages,
                         transcript=conv.transcript,
                         extractor=args.extractor,
+                        wait=args.wait,
                     )
                     outcome = {"file": path, "session": session, "format": conv.kind, **result}
                     if conv.notes:
@@ -452,6 +459,30 @@ def cmd_init(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_jobs(args: argparse.Namespace) -> int:
+    with _client(args) as mem:
+        result = mem.job(args.id) if args.id else mem.jobs()
+    if args.json:
+        _print_json(result)
+        return 0
+    for job in [result] if args.id else result["jobs"]:
+        print(job_line(job))
+        if args.id and job.get("result"):
+            print(_extract_summary("", job["sessionId"], job["result"]).lstrip(": "))
+    return 0
+
+
+def job_line(job: dict[str, Any]) -> str:
+    """One job in a line: id, state, progress, session and any error."""
+    line = (
+        f"{job['id']}  {job['state']:7}  {job['chunksDone']}/{job['chunksTotal']} chunks"
+        f"  session {job['sessionId']} ({job['messages']} messages)"
+    )
+    if job.get("error"):
+        line += f"  {job['error']['code']}: {job['error']['message']}"
+    return line
+
+
 def cmd_doctor(args: argparse.Namespace) -> int:
     from . import doctor
 
@@ -543,8 +574,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--session", help="session id (default: the transcript's, or the file name)")
     p.add_argument("--extractor", choices=["rules", "workers-ai", "openai"])
     p.add_argument("--quiet", action="store_true", help="no output unless an error")
+    p.add_argument(
+        "--wait",
+        type=float,
+        default=0,
+        metavar="SECONDS",
+        help="wait up to SECONDS for the result (default: queue the job and return)",
+    )
     p.add_argument("--record-status", action="store_true", help=argparse.SUPPRESS)  # hooks
     p.set_defaults(func=cmd_extract)
+
+    p = sub.add_parser("jobs", parents=[common], help="the user's extraction jobs")
+    p.add_argument("id", nargs="?", help="one job: its state, progress and result")
+    p.set_defaults(func=cmd_jobs)
+    p = sub.add_parser("job", parents=[common], help="one extraction job (as `jobs ID`)")
+    p.add_argument("id")
+    p.set_defaults(func=cmd_jobs)
 
     p = sub.add_parser("entities", parents=[common], help="list the user's entities")
     p.add_argument("--type", choices=["campaign", "metric", "decision", "pain_point", "preference"])

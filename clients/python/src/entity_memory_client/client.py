@@ -184,6 +184,8 @@ class _Request:
     #: Turns the decoded JSON into the method's result.
     post: Any = None
     extra: dict[str, Any] = field(default_factory=dict)
+    #: Seconds this request may take, where it asks the service to wait (None: the client's).
+    timeout: float | None = None
 
 
 def _seg(value: str) -> str:
@@ -325,6 +327,7 @@ class _Core:
         transcript: str | None,
         extractor: str | None,
         user: str | None,
+        wait: float,
     ) -> _Request:
         if messages is None and transcript is None:
             raise ValueError("extract needs messages or a transcript")
@@ -336,7 +339,21 @@ class _Core:
         if extractor:
             body["extractor"] = extractor
         path = f"/v1/users/{self._user(user)}/sessions/{_seg(session_id)}/extract"
-        return _Request("POST", path, json=body)
+        if wait <= 0:
+            return _Request("POST", path, json=body)
+        # The HTTP timeout outlasts the wait, so the service's 202 (not a timeout) ends it.
+        params = {"wait": f"{wait:g}"}
+        return _Request("POST", path, params=params, json=body, timeout=wait + self.timeout)
+
+    def _job(self, job_id: str, user: str | None) -> _Request:
+        return _Request("GET", f"/v1/users/{self._user(user)}/jobs/{_seg(job_id)}")
+
+    def _jobs(self, user: str | None) -> _Request:
+        return _Request("GET", f"/v1/users/{self._user(user)}/jobs")
+
+
+def _timeout(req: _Request) -> dict[str, Any]:
+    return {} if req.timeout is None else {"timeout": req.timeout}
 
 
 def _forget_done(result: Mapping[str, Any]) -> bool:
@@ -380,7 +397,7 @@ class EntityMemory(_Core):
             response: httpx.Response | None = None
             try:
                 response = self._http.request(
-                    req.method, req.path, params=req.params, json=req.json
+                    req.method, req.path, params=req.params, json=req.json, **_timeout(req)
                 )
             except httpx.TransportError as exc:
                 if not self._should_retry(attempt, None):
@@ -464,9 +481,20 @@ class EntityMemory(_Core):
         transcript: str | None = None,
         extractor: str | None = None,
         user: str | None = None,
+        wait: float = 0,
     ) -> dict[str, Any]:
-        """Extract and store a session's entities; re-sending a session is a no-op."""
-        return self._send(self._extract(session_id, messages, transcript, extractor, user))
+        """Queue the extraction of a session: `{"job", "statusUrl"}` (202), or with `wait`
+        seconds, the result once done within them (`{"processed", "entities", ..., "job"}`).
+        Re-sending a session finds its job; it is never run twice."""
+        return self._send(self._extract(session_id, messages, transcript, extractor, user, wait))
+
+    def job(self, job_id: str, *, user: str | None = None) -> dict[str, Any]:
+        """One extraction job: state, chunks done, and its result once done."""
+        return self._send(self._job(job_id, user))
+
+    def jobs(self, *, user: str | None = None) -> dict[str, Any]:
+        """The user's extraction jobs, newest first: `{"jobs": [...]}`."""
+        return self._send(self._jobs(user))
 
 
 class AsyncEntityMemory(_Core):
@@ -495,7 +523,7 @@ class AsyncEntityMemory(_Core):
             response: httpx.Response | None = None
             try:
                 response = await self._http.request(
-                    req.method, req.path, params=req.params, json=req.json
+                    req.method, req.path, params=req.params, json=req.json, **_timeout(req)
                 )
             except httpx.TransportError as exc:
                 if not self._should_retry(attempt, None):
@@ -576,5 +604,14 @@ class AsyncEntityMemory(_Core):
         transcript: str | None = None,
         extractor: str | None = None,
         user: str | None = None,
+        wait: float = 0,
     ) -> dict[str, Any]:
-        return await self._send(self._extract(session_id, messages, transcript, extractor, user))
+        return await self._send(
+            self._extract(session_id, messages, transcript, extractor, user, wait)
+        )
+
+    async def job(self, job_id: str, *, user: str | None = None) -> dict[str, Any]:
+        return await self._send(self._job(job_id, user))
+
+    async def jobs(self, *, user: str | None = None) -> dict[str, Any]:
+        return await self._send(self._jobs(user))

@@ -11,6 +11,7 @@ users do not need them).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -132,6 +133,8 @@ def run(args: Any) -> int:
                 else:
                     say(False, f"listing the user's entities failed: {exc}")
                 problems += 1
+            else:
+                _report_jobs(mem, say)
 
     found = installed_hooks(getattr(args, "dir", "."))
     if found:
@@ -144,3 +147,34 @@ def run(args: Any) -> int:
     elif status and status.get("degraded"):
         say(None, f"the last hook upload was degraded: {status.get('degradedReason')}")
     return 1 if problems else 0
+
+
+def _report_jobs(mem: Any, say: Callable[[bool | None, str], None]) -> None:
+    """The user's extraction jobs: how many in each state, and the newest failure."""
+    from .client import EntityMemoryError
+
+    try:
+        jobs = mem.jobs().get("jobs")
+    except EntityMemoryError as exc:
+        say(None, f"the extraction jobs could not be listed: {exc}")
+        return
+    if not isinstance(jobs, list):
+        say(None, "the service does not list extraction jobs (a version before jobs?)")
+        return
+    if not jobs:
+        say(True, "no extraction jobs yet")
+        return
+    states: dict[str, int] = {}
+    for job in jobs:
+        states[job["state"]] = states.get(job["state"], 0) + 1
+    counts = ", ".join(f"{n} {state}" for state, n in sorted(states.items()))
+    failed = next((j for j in jobs if j["state"] == "failed"), None)
+    if failed is None:
+        say(True, f"extraction jobs: {counts}")
+    else:
+        error = failed.get("error") or {}
+        say(
+            None,
+            f"extraction jobs: {counts}; newest failure: job {failed['id']} (session"
+            f" {failed['sessionId']}): {error.get('code')}: {error.get('message')}",
+        )

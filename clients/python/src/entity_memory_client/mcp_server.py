@@ -20,6 +20,10 @@ from mcp.server.mcpserver.exceptions import ToolError
 from . import settings as settings_mod
 from .client import AsyncEntityMemory, EntityMemoryError
 
+#: Seconds `remember` waits for an extraction before answering with its queued job: the
+#: rules extractor is done well within it, a model's extraction goes on without the agent.
+REMEMBER_WAIT_S = 5.0
+
 INSTRUCTIONS = (
     "Long-term memory of the user's campaigns, metrics, decisions, pain points and "
     "preferences. Call `recall` with the task at the start of a piece of work; call "
@@ -105,7 +109,9 @@ def build_server(url: str | None = None, token: str | None = None, user: str | N
                 if entities:
                     result = await mem.upsert(entities, session)
                 elif messages or transcript:
-                    result = await mem.extract(session, messages, transcript=transcript)
+                    result = await mem.extract(
+                        session, messages, transcript=transcript, wait=REMEMBER_WAIT_S
+                    )
                 else:
                     raise ToolError(
                         json.dumps({"error": {"code": "empty", "message": "nothing to remember"}})
@@ -121,7 +127,13 @@ def build_server(url: str | None = None, token: str | None = None, user: str | N
             "stored": stored,
             **{k: result[k] for k in ("processed", "reason", "rejected") if k in result},
         }
-        if not stored:
+        if "statusUrl" in result:  # still extracting: it lands without this call waiting
+            out["job"] = result["job"]
+            out["queued"] = (
+                "the service is still extracting this conversation; what it stores shows in"
+                " `recall` once the job is done"
+            )
+        elif not stored:
             out["why_nothing_stored"] = why_nothing_stored(result)
         return out
 

@@ -45,6 +45,14 @@ class ExtractionOutcome(BaseModel):
     pending: bool = False
     degraded_reason: str | None = None
 
+    @classmethod
+    def already_processed(cls, pending: bool) -> ExtractionOutcome:
+        """A re-sent session: nothing new to read (and what was pending stays pending)."""
+        reason = "session already processed"
+        if pending:
+            reason += "; part of it is pending an LLM retry"
+        return cls(processed=False, extractor=None, reason=reason, pending=pending)
+
     def to_json_dict(self) -> dict[str, Any]:
         body: dict[str, Any] = {
             "processed": self.processed,
@@ -110,18 +118,26 @@ class SessionExtraction:
         )
         return await self.run_request(request)
 
+    def admit(
+        self, user_id: str, session_id: str, messages: list[Message], extractor: str | None
+    ) -> str:
+        """What `run` would refuse before reading anything, refused now (a job is accepted
+        only if it can run); the extractor that will run it."""
+        request = SessionRequest(
+            user_id=user_id, session_id=session_id, messages=messages, requested=extractor
+        )
+        plan_stage.validate_request(request)
+        name = extract_stage.choose_extractor(request.requested, self.bindings)
+        extract_stage.build_extractor(self.factory, name, self.bindings, extractor is not None)
+        return name
+
     async def run_request(self, request: SessionRequest) -> ExtractionOutcome:
         plan_stage.validate_request(request)
         name = extract_stage.choose_extractor(request.requested, self.bindings)
         cursor = await plan_stage.read_cursor(self.ledger, request)
         plan = plan_stage.plan(request.messages, cursor, name, name in LLM_EXTRACTORS)
         if plan.nothing_new:
-            reason = "session already processed"
-            if plan.prior is not None:
-                reason = "session already processed; part of it is pending an LLM retry"
-            return ExtractionOutcome(
-                processed=False, extractor=None, reason=reason, pending=plan.prior is not None
-            )
+            return ExtractionOutcome.already_processed(pending=plan.prior is not None)
         built = extract_stage.build_extractor(
             self.factory, name, self.bindings, request.requested is not None
         )

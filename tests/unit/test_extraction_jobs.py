@@ -1,0 +1,197 @@
+"""Extraction as a job in the user's writer: recorded and answered at once, run off the
+request path in chunks, waited for on request, never run twice, stopped by an erasure."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import replace
+from typing import Any
+
+import httpx
+import pytest
+
+from entity_memory.service.bindings import Bindings
+from entity_memory.service.jobs import JOB_CHUNK_MESSAGES
+from entity_memory.storage.kv import InMemoryKV
+
+from .conftest import Clock
+from .test_user_writer import Time
+from .writer_twin import WriterTwin
+
+
+@pytest.fixture
+def twin(memkv: InMemoryKV, clock: Clock, db: Any) -> WriterTwin:
+    base = Bindings(kv=memkv, db=db, clock=clock)
+    return WriterTwin(lambda env: base, clock, Time(clock).sleep)
+
+
+@pytest.fixture
+async def client(
+    twin: WriterTwin, memkv: InMemoryKV, clock: Clock, db: Any
+) -> AsyncIterator[httpx.AsyncClient]:
+    from entity_memory.http.app import create_app
+
+    worker = Bindings(kv=memkv, db=db, clock=clock, writers=twin.stub)
+    app = create_app(lambda env: replace(worker))
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as c:
+        yield c
+
+
+def conversation(campaigns: int) -> dict[str, Any]:
+    """One user message per campaign, each naming a distinct one with its budget."""
+    messages = [
+        {"role": "user", "content": f"The Harbor {i} campaign runs on a ${20 + i}/day budget."}
+        for i in range(campaigns)
+    ]
+    return {"messages": messages, "extractor": "rules"}
+
+
+def extract_url(user: str, session: str, query: str = "") -> str:
+    return f"/v1/users/{user}/sessions/{session}/extract{query}"
+
+
+async def settle(twin: WriterTwin) -> None:
+    """Let the writers' alarms run their queued jobs to the end."""
+    while twin.alarms:
+        await asyncio.gather(*list(twin.alarms))
+
+
+async def test_extract_answers_at_once_with_a_job_the_writer_then_runs(
+    client: httpx.AsyncClient, twin: WriterTwin
+) -> None:
+    r = await client.post(extract_url("jo", "s1"), json=conversation(3))
+    assert r.status_code == 202, r.text
+    job = r.json()["job"]
+    assert job["state"] == "queued" and job["sessionId"] == "s1" and job["messages"] == 3
+    assert r.json()["statusUrl"] == r.headers["location"] == f"/v1/users/jo/jobs/{job['id']}"
+    await settle(twin)
+    done = (await client.get(r.json()["statusUrl"])).json()
+    assert done["state"] == "done" and done["chunksDone"] == done["chunksTotal"] == 1
+    names = {e["name"] for e in done["result"]["entities"]}
+    assert {"Harbor 0", "Harbor 1", "Harbor 2"} <= names
+    listed = (await client.get("/v1/users/jo/jobs")).json()["jobs"]
+    assert [j["id"] for j in listed] == [job["id"]] and "result" not in listed[0]
+
+
+async def test_a_long_session_runs_in_chunks_and_other_writes_take_turns(
+    client: httpx.AsyncClient, twin: WriterTwin
+) -> None:
+    r = await client.post(extract_url("jo", "long"), json=conversation(2 * JOB_CHUNK_MESSAGES + 5))
+    job_id = r.json()["job"]["id"]
+    assert r.json()["job"]["chunksTotal"] == 3
+    seen: list[tuple[str, int]] = []
+    while not seen or seen[-1][0] in ("queued", "running"):
+        status = (await client.get(f"/v1/users/jo/jobs/{job_id}")).json()
+        seen.append((status["state"], status["chunksDone"]))
+        put = {"session_id": "side", "entities": [{"type": "campaign", "name": "Side"}]}
+        assert (await client.put("/v1/users/jo/entities", json=put)).status_code == 200
+        await asyncio.sleep(0)
+    states = [s for s, _ in seen]
+    assert states[-1] == "done" and "running" in states
+    assert [n for _, n in seen] == sorted(n for _, n in seen)  # progress only grows
+    result = (await client.get(f"/v1/users/jo/jobs/{job_id}")).json()["result"]
+    stored = {e["name"] for e in result["entities"]}
+    assert {"Harbor 0", f"Harbor {2 * JOB_CHUNK_MESSAGES + 4}"} <= stored
+
+
+async def test_wait_answers_the_result_inline(client: httpx.AsyncClient) -> None:
+    r = await client.post(extract_url("jo", "s1", "?wait=true"), json=conversation(2))
+    assert r.status_code == 200, r.text
+    assert r.json()["processed"] is True and r.json()["job"]["state"] == "done"
+    assert {"Harbor 0", "Harbor 1"} <= {e["name"] for e in r.json()["entities"]}
+    prefer = await client.post(
+        extract_url("jo", "s2"), json=conversation(1), headers={"Prefer": "wait=30"}
+    )
+    assert prefer.status_code == 200 and prefer.json()["job"]["state"] == "done"
+
+
+async def test_a_resent_session_finds_its_job_and_is_not_run_twice(
+    client: httpx.AsyncClient, twin: WriterTwin
+) -> None:
+    host = twin.host("jo")
+    original, runs = host.serve, []
+
+    async def counted(name: str, call_json: str) -> str:
+        runs.append(name)
+        return await original(name, call_json)
+
+    host.serve = counted  # type: ignore[method-assign]
+    first = await client.post(extract_url("jo", "s1", "?wait=true"), json=conversation(2))
+    again = await client.post(extract_url("jo", "s1"), json=conversation(2))
+    assert again.status_code == 200  # already done: its result, at once
+    assert again.json()["job"]["id"] == first.json()["job"]["id"]
+    assert again.json()["job"]["resent"] is True
+    assert again.json()["processed"] is False  # nothing new, as a re-sent session says
+    await settle(twin)
+    assert runs.count("extract") == 1
+
+
+async def test_bad_requests_are_refused_before_a_job_is_recorded(
+    client: httpx.AsyncClient,
+) -> None:
+    cases = [
+        (extract_url("jo", "s1", "?wait=soon"), conversation(1), 400, "invalid_wait"),
+        (extract_url("jo", "s1"), {"messages": [], "extractor": "rules"}, 422, None),
+        (extract_url("jo", "s1"), {**conversation(1), "extractor": "nope"}, 400, None),
+    ]
+    for url, body, status, code in cases:
+        r = await client.post(url, json=body)
+        assert r.status_code == status, r.text
+        if code:
+            assert r.json()["error"]["code"] == code
+    assert (await client.get("/v1/users/jo/jobs")).json()["jobs"] == []
+    missing = await client.get("/v1/users/jo/jobs/0123456789abcdef01234567")
+    assert missing.status_code == 404 and missing.json()["error"]["code"] == "job_not_found"
+
+
+async def test_a_job_a_crash_interrupted_resumes_without_counting_twice(
+    client: httpx.AsyncClient, twin: WriterTwin, memkv: InMemoryKV
+) -> None:
+    host = twin.host("jo")
+    original = host.serve
+    served = 0
+
+    async def dies_after_the_first_chunk(name: str, call_json: str) -> str:
+        nonlocal served
+        if name == "extract":
+            served += 1
+            if served == 2:
+                raise asyncio.CancelledError  # the instance dies mid-job
+        return await original(name, call_json)
+
+    host.serve = dies_after_the_first_chunk  # type: ignore[method-assign]
+    r = await client.post(extract_url("jo", "s1"), json=conversation(JOB_CHUNK_MESSAGES + 3))
+    job_id = r.json()["job"]["id"]
+    with pytest.raises(asyncio.CancelledError):
+        await settle(twin)
+    twin.restart("jo")
+    status = (await client.get(f"/v1/users/jo/jobs/{job_id}")).json()
+    assert status["state"] == "running" and status["chunksDone"] == 1
+    await settle(twin)  # the status call woke the new instance, which resumes
+    status = (await client.get(f"/v1/users/jo/jobs/{job_id}")).json()
+    assert status["state"] == "done" and status["chunksDone"] == 2
+    for i in (0, JOB_CHUNK_MESSAGES + 2):
+        stored = await memkv.get_json(f"entity:jo:campaign:harbor-{i}")
+        assert stored is not None and stored["version"] == 1
+
+
+async def test_erasing_the_user_stops_a_running_job(
+    client: httpx.AsyncClient, twin: WriterTwin, memkv: InMemoryKV
+) -> None:
+    host = twin.host("jo")
+    original = host.serve
+
+    async def erase_after_the_first_chunk(name: str, call_json: str) -> str:
+        reply = await original(name, call_json)
+        if name == "extract":
+            host.serve = original  # type: ignore[method-assign]
+            assert (await client.delete("/v1/users/jo")).status_code == 200
+        return reply
+
+    host.serve = erase_after_the_first_chunk  # type: ignore[method-assign]
+    await client.post(extract_url("jo", "s1"), json=conversation(2 * JOB_CHUNK_MESSAGES))
+    await settle(twin)
+    assert (await memkv.list(prefix="entity:jo:")).keys == []
+    assert (await client.get("/v1/users/jo/jobs")).json()["jobs"] == []
