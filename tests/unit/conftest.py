@@ -1,18 +1,27 @@
-"""Shared fixtures for the CPython unit tests: an in-memory KV with a controllable clock."""
+"""Shared fixtures for the CPython unit tests: an in-memory KV with a controllable clock, and
+the Worker app in front of an in-process twin of the users' writers."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
+import httpx
 import pytest
 
 from entity_memory.domain.models import EntityInputBase
+from entity_memory.http.app import create_app
+from entity_memory.service.bindings import Bindings
 from entity_memory.settings import Settings
 from entity_memory.storage.d1 import CountingD1, SQLiteD1
 from entity_memory.storage.kv import CountingKV, InMemoryKV
 from entity_memory.storage.ledger import Ledger
 from entity_memory.storage.store import EntityStore, UpsertResult
+
+from .writer_twin import WriterTwin
 
 T0 = 1_780_000_000_000  # 2026-05-28, epoch ms
 DAY = 24 * 60 * 60 * 1000
@@ -73,3 +82,41 @@ async def upsert_one(
 ) -> UpsertResult:
     """One entity through the batch path, the only write path the store has."""
     return (await store.upsert_many(user_id, [item], session_id))[0]
+
+
+# --- the user's writer over the Worker app (tests/unit/writer_twin.py) -----------------------
+
+
+class Time:
+    """A clock that only moves when someone sleeps: flushes wait in simulated time."""
+
+    def __init__(self, clock: Clock) -> None:
+        self.clock = clock
+
+    async def sleep(self, seconds: float) -> None:
+        # Let the other requests run on for a while, as they would during a real second.
+        for _ in range(200):
+            await asyncio.sleep(0)
+        self.clock.now += int(seconds * 1000)
+
+
+@pytest.fixture
+def counted(memkv: InMemoryKV) -> CountingKV:
+    return CountingKV(memkv)
+
+
+@pytest.fixture
+def twin(counted: CountingKV, clock: Clock, db: Any) -> WriterTwin:
+    base = Bindings(kv=counted, db=db, clock=clock)
+    return WriterTwin(lambda env: base, clock, Time(clock).sleep)
+
+
+@pytest.fixture
+async def client(
+    twin: WriterTwin, counted: CountingKV, clock: Clock, db: Any
+) -> AsyncIterator[httpx.AsyncClient]:
+    worker = Bindings(kv=counted, db=db, clock=clock, writers=twin.stub)
+    app = create_app(lambda env: replace(worker))
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as c:
+        yield c

@@ -18,9 +18,8 @@ from entity_memory.storage.ledger import Ledger
 from entity_memory.storage.local_table import Row, SQLiteTable
 from entity_memory.storage.store import EntityStore, UpsertResult
 
-from .conftest import REPO, Clock
+from .conftest import REPO, Clock, Time
 from .factories import campaign, pain_point
-from .test_user_writer import Time
 
 USER = "kim"
 

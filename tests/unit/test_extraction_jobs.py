@@ -4,39 +4,15 @@ request path in chunks, waited for on request, never run twice, stopped by an er
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from dataclasses import replace
 from typing import Any
 
 import httpx
 import pytest
 
-from entity_memory.service.bindings import Bindings
 from entity_memory.service.jobs import JOB_CHUNK_MESSAGES
 from entity_memory.storage.kv import InMemoryKV
 
-from .conftest import Clock
-from .test_user_writer import Time
 from .writer_twin import WriterTwin
-
-
-@pytest.fixture
-def twin(memkv: InMemoryKV, clock: Clock, db: Any) -> WriterTwin:
-    base = Bindings(kv=memkv, db=db, clock=clock)
-    return WriterTwin(lambda env: base, clock, Time(clock).sleep)
-
-
-@pytest.fixture
-async def client(
-    twin: WriterTwin, memkv: InMemoryKV, clock: Clock, db: Any
-) -> AsyncIterator[httpx.AsyncClient]:
-    from entity_memory.http.app import create_app
-
-    worker = Bindings(kv=memkv, db=db, clock=clock, writers=twin.stub)
-    app = create_app(lambda env: replace(worker))
-    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
-    async with httpx.AsyncClient(transport=transport, base_url="http://test") as c:
-        yield c
 
 
 def conversation(campaigns: int) -> dict[str, Any]:

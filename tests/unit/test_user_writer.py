@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import Any
 
@@ -17,43 +16,8 @@ from entity_memory.service.bindings import Bindings
 from entity_memory.service.user_writer import MIN_INDEX_WRITE_INTERVAL_MS
 from entity_memory.storage.kv import CountingKV, InMemoryKV
 
-from .conftest import Clock
+from .conftest import Clock, Time
 from .writer_twin import WriterTwin
-
-
-class Time:
-    """A clock that only moves when someone sleeps: flushes wait in simulated time."""
-
-    def __init__(self, clock: Clock) -> None:
-        self.clock = clock
-
-    async def sleep(self, seconds: float) -> None:
-        # Let the other requests run on for a while, as they would during a real second.
-        for _ in range(200):
-            await asyncio.sleep(0)
-        self.clock.now += int(seconds * 1000)
-
-
-@pytest.fixture
-def counted(memkv: InMemoryKV) -> CountingKV:
-    return CountingKV(memkv)
-
-
-@pytest.fixture
-def twin(counted: CountingKV, clock: Clock, db: Any) -> WriterTwin:
-    base = Bindings(kv=counted, db=db, clock=clock)
-    return WriterTwin(lambda env: base, clock, Time(clock).sleep)
-
-
-@pytest.fixture
-async def client(
-    twin: WriterTwin, counted: CountingKV, clock: Clock, db: Any
-) -> AsyncIterator[httpx.AsyncClient]:
-    worker = Bindings(kv=counted, db=db, clock=clock, writers=twin.stub)
-    app = create_app(lambda env: replace(worker))
-    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
-    async with httpx.AsyncClient(transport=transport, base_url="http://test") as c:
-        yield c
 
 
 def campaign(name: str, content: str = "search") -> dict[str, Any]:
