@@ -22,7 +22,7 @@ from __future__ import annotations
 import hashlib
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import BaseModel, ConfigDict, JsonValue
 from pydantic.alias_generators import to_camel
 
 from entity_memory.extraction.base import Message
@@ -42,6 +42,8 @@ MAX_FINISHED_JOBS = 50
 
 JOB_LIST_KEY = "jobs"
 JOB_KEY_PREFIX = "job:"
+#: After a job's key: the row holding the conversation it extracts.
+CONVERSATION_SUFFIX = ":messages"
 
 JsonDoc = dict[str, JsonValue]
 
@@ -82,10 +84,11 @@ class JobView(BaseModel):
 
 
 class Job(JobView):
-    """A job as the writer stores it: its view plus what it still has to extract."""
+    """A job as the writer stores it: its view plus what a chunk's call needs. The
+    conversation is kept in a row of its own (written once, dropped when the job ends), so
+    saving a job's progress after each chunk rewrites only this small row."""
 
     user_id: str
-    conversation: list[Message] = Field(default_factory=list)
     #: Epoch ms the Worker's request pinned (evaluations); None: the writer's clock.
     now: int | None = None
     session_now: int | None = None
@@ -133,18 +136,31 @@ class JobBook:
     def save(self, job: Job) -> None:
         self.table.put(JOB_KEY_PREFIX + job.id, Row(job.model_dump_json(), None, None))
 
+    def conversation(self, id_: str) -> list[Message]:
+        row = self.table.get(JOB_KEY_PREFIX + id_ + CONVERSATION_SUFFIX)
+        if row is None or row.value is None:
+            return []
+        return Conversation.model_validate_json(row.value).messages
+
+    def finish(self, job: Job) -> None:
+        """Save the job's end; the conversation it extracted is no longer needed."""
+        self.save(job)
+        self.table.put(JOB_KEY_PREFIX + job.id + CONVERSATION_SUFFIX, Row(None, None, None))
+
     def ids(self) -> list[str]:
         """Newest first."""
         row = self.table.get(JOB_LIST_KEY)
         return [] if row is None or row.value is None else JobIds.model_validate_json(row.value).ids
 
-    def add(self, job: Job) -> Job:
-        """Record a new job (or find the one this session's messages already made: returned
-        with `resent`; a failed one is queued again)."""
+    def add(self, job: Job, messages: list[Message]) -> Job:
+        """Record a new job and the conversation it extracts (or find the one this session's
+        messages already made: returned with `resent`; a failed one is queued again)."""
         found = self.get(job.id)
         if found is not None and found.state != "failed":
             found.resent = True
             return found
+        doc = Conversation(messages=messages).model_dump_json()
+        self.table.put(JOB_KEY_PREFIX + job.id + CONVERSATION_SUFFIX, Row(doc, None, None))
         self.save(job)
         ids = [job.id] + [i for i in self.ids() if i != job.id]
         self._keep(ids)
@@ -172,10 +188,14 @@ class JobBook:
                 finished += 1
                 if finished > MAX_FINISHED_JOBS:
                     self.table.put(JOB_KEY_PREFIX + id_, Row(None, None, None))
-                    continue
+                    continue  # (a finished job's conversation row is already gone)
             kept.append(id_)
         self.table.put(JOB_LIST_KEY, Row(JobIds(ids=kept).model_dump_json(), None, None))
 
 
 class JobIds(BaseModel):
     ids: list[str]
+
+
+class Conversation(BaseModel):
+    messages: list[Message]

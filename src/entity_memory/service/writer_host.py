@@ -121,24 +121,21 @@ class WriterHost:
             self._running_jobs = False
 
     async def _run_job(self, job: Job) -> None:
-        ends = chunk_ends(job.conversation)
+        messages = self.jobs.conversation(job.id)
         total = _Outcomes()
-        for end in ends[job.chunks_done :]:
-            current = self.jobs.get(job.id)
-            if current is None:  # the user was erased meanwhile: write nothing more
-                return
-            job.state, job.updated_at = "running", self._now()
-            self.jobs.save(job)
+        job.state, job.updated_at = "running", self._now()
+        self.jobs.save(job)
+        for end in chunk_ends(messages)[job.chunks_done :]:
             call = ExtractCall(
                 user_id=job.user_id,
                 session_id=job.session_id,
-                messages=job.conversation[:end],
+                messages=messages[:end],
                 extractor=job.extractor,
                 now=job.now,
                 session_now=job.session_now,
             )
             reply = Reply.model_validate_json(await self.serve("extract", dump_call(call)))
-            if self.jobs.get(job.id) is None:
+            if self.jobs.get(job.id) is None:  # the user was erased meanwhile: stop here
                 return
             if reply.refusal is not None:
                 r = reply.refusal
@@ -146,8 +143,7 @@ class WriterHost:
                 self._finish(job, "failed")
                 return
             total.add(ExtractionOutcome.model_validate(reply.result))
-            job.chunks_done += 1
-            job.updated_at = self._now()
+            job.chunks_done, job.updated_at = job.chunks_done + 1, self._now()
             self.jobs.save(job)
             await asyncio.sleep(0)  # other requests' turn between chunks
         job.result, job.pending = total.result(), total.pending
@@ -155,8 +151,7 @@ class WriterHost:
 
     def _finish(self, job: Job, state: str) -> None:
         job.state, job.updated_at = state, self._now()  # type: ignore[assignment]
-        job.conversation = []  # extracted: the writer need not keep the conversation
-        self.jobs.save(job)
+        self.jobs.finish(job)
 
     def _now(self) -> int:
         return self.state.clock()

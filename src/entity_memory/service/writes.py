@@ -187,7 +187,6 @@ async def enqueue_extract(ctx: WriteContext, call: ExtractCall) -> JobView:
         messages=len(call.messages),
         chunks_total=len(chunk_ends(call.messages)),
         extractor=extractor,
-        conversation=call.messages,
         now=call.now,
         session_now=call.session_now,
     )
@@ -196,7 +195,7 @@ async def enqueue_extract(ctx: WriteContext, call: ExtractCall) -> JobView:
         job.state, job.chunks_done, job.result = "done", job.chunks_total, outcome.to_json_dict()
         job.pending = outcome.pending
         return job.view()
-    job = ctx.jobs.add(job)
+    job = ctx.jobs.add(job, call.messages)
     if job.resent and job.state == "done":
         # Answered as a re-sent session always was: nothing new (the job keeps its result).
         job.result = ExtractionOutcome.already_processed(job.pending).to_json_dict()

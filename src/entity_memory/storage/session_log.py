@@ -1,5 +1,5 @@
 """Per-session records of the ledger: what an extraction refused and why (typed rows), the
-sessions a user has, and what each one wrote.
+sessions a user has, and the versions each of them wrote.
 
 Rejections were only in the extract response; kept here (`session_rejections`), the inspector
 can show a session's extracted and rejected candidates side by side long after the call. Their

@@ -48,13 +48,13 @@ did not accept are not facts. When unsure, leave it out.
 - Reply with JSON only: {"items": [...]}, or {"items": []} when there is nothing of that kind.
 
 Example conversation: user: "Wheel Workshops bookings cost us $41 each last week, I need \
-$30." assistant: "We could move Wheel Workshops to target CPA at $30." user: "Yes, do it. \
+$30." assistant: "We could put Wheel Workshops on a $30 target CPA." user: "Yes, do it. \
 Keep updates short."
 List: metric -> {"items": [{"quote": "Wheel Workshops bookings cost us $41 each last week, I \
 need $30", "kpi": "cost per booking", "value": 41, "target": 30, "campaign": "Wheel \
 Workshops"}]}
-List: decision -> {"items": [{"quote": "Yes, do it.", "action": "Move Wheel Workshops to \
-target CPA at $30", "campaign": "Wheel Workshops"}]}
+List: decision -> {"items": [{"quote": "Yes, do it.", "action": "Put Wheel Workshops on a \
+$30 target CPA", "campaign": "Wheel Workshops"}]}
 List: preference -> {"items": [{"quote": "Keep updates short.", "category": \
 "communication", "preference": "short updates"}]}
 List: pain_point -> {"items": []}"""
