@@ -4,7 +4,7 @@ the Durable Object class that runs each user's writes (`UserWriter`, bound as US
 import asgi
 from workers import DurableObject, WorkerEntrypoint
 
-from adapters.durable_object import alarm_setter, open_table
+from adapters.durable_object import alarm_setter, open_table, storage_emptier
 from adapters.workers import bind
 from entity_memory.http.app import create_app
 from entity_memory.http.errors import refusal_for
@@ -36,7 +36,13 @@ class UserWriter(DurableObject):
     def __init__(self, ctx, env):
         super().__init__(ctx, env)
         set_alarm = alarm_setter(ctx)
-        state = WriterState(open_table(ctx), wall_clock_ms, schedule_retry=set_alarm)
+        table = open_table(ctx)
+        state = WriterState(
+            table,
+            wall_clock_ms,
+            schedule_retry=set_alarm,
+            empty_storage=storage_emptier(ctx, table),
+        )
 
         async def wake():
             await set_alarm(wall_clock_ms())

@@ -26,7 +26,7 @@ class SqlStorageTable(PartedTable):
     def __init__(self, sql: Any, transaction_sync: Callable[[Any], Any] | None = None) -> None:
         self.sql = sql
         self._transaction_sync = transaction_sync
-        self._create()
+        self.create_schema()
 
     def _query(self, sql: str, *params: Any) -> list[Mapping[str, Any]]:
         rows = self.sql.exec(sql, *params).toArray()
@@ -55,6 +55,23 @@ def open_table(ctx: Any) -> LocalTable:
     if path:
         return SQLiteTable.open(str(path))
     return SqlStorageTable(storage.sql, getattr(storage, "transactionSync", None))
+
+
+def storage_emptier(ctx: Any, table: LocalTable) -> Callable[[], Awaitable[None]] | None:
+    """How an erasure empties the object's storage: on the platform `ctx.storage.deleteAll()`,
+    the only call that frees all of it (deleting rows or dropping tables leaves pages and
+    metadata behind), then the tables are made again. None on the local host's sqlite3 file,
+    which the table compacts itself (VACUUM)."""
+    if not isinstance(table, SqlStorageTable):
+        return None
+
+    async def empty() -> None:
+        result = ctx.storage.deleteAll()
+        if hasattr(result, "then") or hasattr(result, "__await__"):
+            await result
+        table.create_schema()
+
+    return empty
 
 
 def alarm_setter(ctx: Any) -> Callable[[int], Awaitable[None]]:

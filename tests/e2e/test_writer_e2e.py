@@ -61,12 +61,19 @@ def test_one_entity_written_concurrently_gets_one_version_per_write(host: Host) 
 
 
 def test_the_writer_keeps_its_copy_under_the_state_dir_and_forget_clears_it(host: Host) -> None:
+    mark = b"MARK-e2e-copy-7f3a"
     with httpx.Client(base_url=host.base_url, timeout=60) as c:
         body = {"session_id": "s1", "entities": [{"type": "campaign", "name": "Alpha"}]}
         assert c.put("/v1/users/e2e-copy/entities", json=body).status_code == 200
+        noted = {"type": "pain_point", "name": "Slow reports", "content": mark.decode()}
+        c.put("/v1/users/e2e-copy/entities", json={"session_id": "s2", "entities": [noted]})
         objects = Path(host.persist_dir) / "do" / "UserWriter"
-        assert any(p.suffix == ".sqlite" for p in objects.iterdir())
+        files = [p for p in objects.iterdir() if p.suffix == ".sqlite"]
+        holding = [p for p in files if mark in p.read_bytes()]
+        assert holding  # the writer's copy, in the object's storage file
         gone = c.delete("/v1/users/e2e-copy").json()
+        # Compacted after the erasure: the text is not left in the file's free pages.
+        assert not any(mark in p.read_bytes() for p in holding)
         assert gone["complete"] and gone["writerRowsDeleted"] >= 2
         assert c.get("/v1/users/e2e-copy/entities").json()["count"] == 0
         again = c.put("/v1/users/e2e-copy/entities", json=body).json()

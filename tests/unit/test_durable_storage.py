@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from adapters.durable_object import SqlStorageTable, open_table
-from entity_memory.service.user_writer import WriterState
+from adapters.durable_object import SqlStorageTable, open_table, storage_emptier
+from entity_memory.service.user_writer import UserErased, WriterState
 from entity_memory.storage.local_table import MAX_PART_BYTES, PartedTable, Row, SQLiteTable
 
 from .conftest import Clock
@@ -35,6 +35,7 @@ class SqlStorageTwin:
     def __init__(self) -> None:
         self.conn = sqlite3.connect(":memory:", isolation_level=None)
         self.conn.row_factory = sqlite3.Row
+        self.emptied = 0
 
     def exec(self, query: str, *bindings: Any) -> SqlCursorTwin:
         words = query.lstrip().split(None, 1)
@@ -42,6 +43,12 @@ class SqlStorageTwin:
             raise RuntimeError("use ctx.storage.transactionSync() instead of BEGIN/COMMIT")
         found = self.conn.execute(query, bindings).fetchall()
         return SqlCursorTwin([dict(row) for row in found])
+
+    async def delete_all(self) -> None:
+        """`ctx.storage.deleteAll()`: the whole database goes (tables too)."""
+        self.conn = sqlite3.connect(":memory:", isolation_level=None)
+        self.conn.row_factory = sqlite3.Row
+        self.emptied += 1
 
 
 def test_rows_round_trip_and_upsert() -> None:
@@ -78,14 +85,42 @@ def test_open_table_prefers_the_hosts_file_and_falls_back_to_sql(tmp_path: Any) 
 
 
 @pytest.mark.parametrize("evicted", [False, True])
-def test_an_erased_writer_stays_authoritative_across_instances(clock: Clock, evicted: bool) -> None:
+async def test_an_erased_writer_stays_authoritative_across_instances(
+    clock: Clock, evicted: bool
+) -> None:
     sql = SqlStorageTwin()
-    writer = WriterState(SqlStorageTable(sql), clock)
+    table = SqlStorageTable(sql)
+    storage = SimpleNamespace(sql=sql, deleteAll=sql.delete_all)
+    writer = WriterState(
+        table, clock, empty_storage=storage_emptier(SimpleNamespace(storage=storage), table)
+    )
     writer.table.put("entity:u:campaign:a", Row("{}", None, None))
-    assert writer.forget() == 1
+    assert await writer.forget(["t1"]) == 1
+    assert sql.emptied == 1  # the platform's deleteAll: nothing of the user is left behind
     again = WriterState(SqlStorageTable(sql), clock) if evicted else writer
     assert again.authoritative
     assert again.table.get("entity:u:campaign:a") is None
+    with pytest.raises(UserErased):
+        again.refuse_erased_token("t1")
+    again.refuse_erased_token("t2")  # a token minted after the erasure is not refused
+    again.refuse_erased_token(None)  # the admin token
+
+
+def test_the_local_storage_emptier_is_the_files_own_compaction(tmp_path: Any) -> None:
+    table = SQLiteTable.open(str(tmp_path / "o.sqlite"))
+    assert storage_emptier(SimpleNamespace(storage=SimpleNamespace()), table) is None
+
+
+async def test_erased_text_is_not_left_in_the_writers_file(clock: Clock, tmp_path: Any) -> None:
+    path = tmp_path / "writer.sqlite"
+    writer = WriterState(SQLiteTable.open(str(path)), clock)
+    secret = "MARK-" + "e" * 40
+    for i in range(200):
+        writer.table.put(f"entity:u:campaign:c{i}", Row(f'{{"name": "{secret} {i}"}}', None, None))
+    assert secret.encode() in path.read_bytes()
+    await writer.forget(["t1"])
+    assert secret.encode() not in path.read_bytes()
+    assert writer.table.get("entity:u:campaign:c1") is None
 
 
 def _tables() -> list[tuple[PartedTable, sqlite3.Connection]]:

@@ -158,7 +158,9 @@ async def writer(
     if b.writers is None:
         chosen = InProcessWriter(WriteContext(store, history, b, factory))
     else:
-        chosen = RemoteWriter(b.writers(user_id), now=pinned_now(request, b))
+        principal: Principal | None = getattr(request.state, "principal", None)
+        token_id = None if principal is None else principal.token_id
+        chosen = RemoteWriter(b.writers(user_id), now=pinned_now(request, b), token_id=token_id)
     request.state.writer = chosen
     return chosen
 

@@ -21,6 +21,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from entity_memory.domain.keys import ENTITY_TYPES, InvalidId, InvalidType
 from entity_memory.service.extract_session import ExtractionRequestError
 from entity_memory.service.jobs import NoSuchJob
+from entity_memory.service.user_writer import UserErased
 from entity_memory.service.writes import Refusal, WriterRefused, WriterUnavailable
 from entity_memory.storage.guard import StorageUnavailable
 from entity_memory.storage.store import CorruptRecord
@@ -136,6 +137,9 @@ ERROR_TABLE: dict[type[Exception], Callable[[Exception], Problem]] = {
     WriterUnavailable: _unreachable,
     CorruptRecord: _corrupt,
     NoSuchJob: lambda e: Problem(404, "job_not_found", f"no extraction job {e} for this user"),
+    UserErased: lambda e: Problem(
+        410, "user_erased", "the user was erased after this request's token was checked"
+    ),
     InvalidId: lambda e: Problem(400, "invalid_id", str(e), {"kind": e.kind}),  # type: ignore[attr-defined]
     InvalidType: lambda e: Problem(400, "invalid_type", str(e), {"allowed": list(ENTITY_TYPES)}),
     RequestValidationError: lambda e: Problem(

@@ -127,13 +127,13 @@ class TokenStore:
         )
         return bool(rows)
 
-    async def forget_user(self, user_id: str) -> int:
+    async def forget_user(self, user_id: str) -> list[str]:
         """Delete the user's tokens with their labels (not merely revoke: erasure leaves no
-        row naming the user); the number deleted."""
+        row naming the user); the ids deleted (the writer refuses what they authorised)."""
         rows = await self.db.all(
             "DELETE FROM api_tokens WHERE user_id = ? RETURNING token_id", (user_id,)
         )
-        return len(rows)
+        return [str(r["token_id"]) for r in rows]
 
     async def list(self, user_id: str | None = None) -> list[dict[str, Any]]:
         sql = "SELECT token_id, user_id, label, created_at, revoked_at FROM api_tokens"

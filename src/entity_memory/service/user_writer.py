@@ -43,8 +43,19 @@ KV_READ_TRUST_MS = 60 * 60 * 1000
 #: A row that says the table holds everything of the user (set by an erasure): a key it does
 #: not have is absent, never read from KV, whose erased keys may still show for a while.
 AUTHORITATIVE_KEY = "writer:authoritative"
+#: A row listing the user tokens an erasure deleted (JSON list of token ids): a write that one
+#: of them authorised before the erasure, and that reaches the writer after it, is refused.
+ERASED_TOKENS_KEY = "writer:erased-tokens"
+#: How long those ids are kept: longer than any request can wait for the writer (a chunk of a
+#: job holds it for minutes at most); after that no request authorised by them is in flight,
+#: and D1 no longer knows them, so no new one can be.
+ERASED_TOKENS_KEEP_MS = 24 * 60 * 60 * 1000
 INDEX_SUFFIX = ":entities"
 INDEX_PREFIX = "index:"
+
+
+class UserErased(PermissionError):
+    """The call was authorised by a token that an erasure of the user has since deleted."""
 
 
 @dataclass(frozen=True)
@@ -182,8 +193,12 @@ class WriterState:
         clock: Callable[[], int],
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         schedule_retry: Callable[[int], Awaitable[None]] | None = None,
+        empty_storage: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self.table, self.clock, self._sleep = table, clock, sleep
+        #: Empties the object's storage after an erasure (the platform's `deleteAll`, which
+        #: alone frees everything); None: the table compacts itself (a sqlite3 file).
+        self._empty_storage = empty_storage
         #: Wakes the writer at an epoch-ms time to retry a failed flush (the object's alarm),
         #: so KV's index heals even if no other write comes.
         self._schedule_retry = schedule_retry
@@ -208,14 +223,41 @@ class WriterState:
         self._inner = inner
         return WriterKV(self, inner)
 
-    def forget(self) -> int:
-        """Drop the user's copy (erasure); the number of rows removed. The table then holds
-        everything of the user (nothing), so nothing erased is read back from KV."""
+    async def forget(self, erased_tokens: Sequence[str] = ()) -> int:
+        """Drop the user's copy (erasure); the number of rows removed.
+
+        The storage is then emptied or compacted, so the erased text is not left in its free
+        pages. What is written back holds nothing of the user: a marker that the table holds
+        everything of the user (nothing), so nothing erased is read back from KV, and the
+        ids of the tokens the erasure deleted, so a write they authorised before it is
+        refused (`refuse_erased_token`)."""
         removed = self.table.clear()
         self.warm = None
+        if self._empty_storage is None:
+            self.table.compact()
+        else:
+            await self._empty_storage()
         self.table.put(AUTHORITATIVE_KEY, Row("1", None, None))
         self.authoritative = True
+        if erased_tokens:
+            until = self.clock() + ERASED_TOKENS_KEEP_MS
+            ids = json.dumps(sorted({*erased_tokens, *self._erased_tokens()}))
+            self.table.put(ERASED_TOKENS_KEY, Row(ids, until, None))
         return removed
+
+    def _erased_tokens(self) -> list[str]:
+        row = self.table.get(ERASED_TOKENS_KEY)
+        if row is None or row.value is None:
+            return []
+        if row.expires_at is not None and row.expires_at <= self.clock():
+            return []
+        ids: list[str] = json.loads(row.value)
+        return ids
+
+    def refuse_erased_token(self, token_id: str | None) -> None:
+        """Raise `UserErased` if an erasure deleted the token that authorised this call."""
+        if token_id is not None and token_id in self._erased_tokens():
+            raise UserErased(token_id)
 
     def index_read(self, key: str, value: str | None) -> None:
         """The first time a new instance reads its own copy of the index, it republishes it:

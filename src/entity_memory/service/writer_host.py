@@ -94,6 +94,8 @@ class WriterHost:
         ctx, kv, db = self._context(call)
 
         async def op() -> tuple[BaseModel, WriterCosts]:
+            # Checked once the call has the writer (a forget may have run while it waited).
+            self.state.refuse_erased_token(call.token_id)
             done = await operation.run(ctx, call)
             # Counted before the index flush: the flush is the writer's, shared by the
             # writes it coalesces (reported as index_writes).
@@ -133,9 +135,10 @@ class WriterHost:
                 extractor=job.extractor,
                 now=job.now,
                 session_now=job.session_now,
+                job_id=job.id,
             )
             reply = Reply.model_validate_json(await self.serve("extract", dump_call(call)))
-            if self.jobs.get(job.id) is None:  # the user was erased meanwhile: stop here
+            if self.jobs.get(job.id) is None:  # the user was erased: the chunk did nothing
                 return
             if reply.refusal is not None:
                 r = reply.refusal

@@ -51,6 +51,9 @@ class Call(BaseModel):
     user_id: str
     #: Epoch ms pinned by `X-Entity-Memory-Now` (evaluations); None: the writer's clock.
     now: int | None = None
+    #: The user token that authorised the call (None: the admin token, the open mode, or
+    #: the service itself). The writer refuses it once an erasure has deleted the token.
+    token_id: str | None = None
 
 
 class UpsertCall(Call):
@@ -78,6 +81,9 @@ class ExtractCall(Call):
     extractor: str | None = None
     #: The date a re-sent session was first extracted (the scheduled retry sets it).
     session_now: int | None = None
+    #: The job this call is a chunk of: it runs only while the job exists, so a chunk that
+    #: waited for the writer behind an erasure writes nothing.
+    job_id: str | None = None
 
 
 class JobCall(Call):
@@ -165,6 +171,8 @@ async def delete_entity(ctx: WriteContext, call: DeleteCall) -> DeleteDone:
 
 
 async def extract(ctx: WriteContext, call: ExtractCall) -> ExtractionOutcome:
+    if call.job_id is not None and (ctx.jobs is None or ctx.jobs.get(call.job_id) is None):
+        raise NoSuchJob(call.job_id)
     pipeline = SessionExtraction(ctx.store, ctx.ledger, ctx.bindings, ctx.factory)
     return await pipeline.run(
         call.user_id, call.session_id, call.messages, call.extractor, session_now=call.session_now
@@ -230,10 +238,12 @@ async def forget(ctx: WriteContext, call: ForgetCall) -> ForgetDone:
     """Erase the user in KV and D1, API tokens included (last, so a user's own token can
     repeat the call), and the writer's own copy. Repeat while `complete` is false."""
     done = ForgetDone.model_validate(await erasure.forget_user(ctx.store, call.user_id))
+    erased_tokens: list[str] = []
     if done.complete and ctx.ledger is not None:
-        done.tokens_deleted = await TokenStore(ctx.ledger.db).forget_user(call.user_id)
+        erased_tokens = await TokenStore(ctx.ledger.db).forget_user(call.user_id)
+        done.tokens_deleted = len(erased_tokens)
     if done.complete and ctx.state is not None:
-        done.writer_rows_deleted = ctx.state.forget()
+        done.writer_rows_deleted = await ctx.state.forget(erased_tokens)
     return done
 
 
@@ -395,12 +405,14 @@ WriterStubs = Callable[[str], Any]
 class RemoteWriter(_TypedWriter):
     """Calls the user's Durable Object through its RPC methods."""
 
-    def __init__(self, stub: Any, now: int | None = None) -> None:
-        self.stub, self.now = stub, now
+    def __init__(self, stub: Any, now: int | None = None, token_id: str | None = None) -> None:
+        self.stub, self.now, self.token_id = stub, now, token_id
 
     async def _run(self, name: str, call: Call) -> Any:
         if self.now is not None and call.now is None:
             call = call.model_copy(update={"now": self.now})
+        if self.token_id is not None and call.token_id is None:
+            call = call.model_copy(update={"token_id": self.token_id})
         try:
             answer = await getattr(self.stub, name)(dump_call(call))
             reply = Reply.model_validate_json(str(answer))

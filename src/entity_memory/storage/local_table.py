@@ -66,6 +66,11 @@ class LocalTable(Protocol):
         """Forget everything (erasing the user); the number of rows removed."""
         ...
 
+    def compact(self) -> None:
+        """Rewrite the storage so that nothing removed is left in its free pages (after an
+        erasure). A no-op where the platform empties the storage instead (`deleteAll`)."""
+        ...
+
 
 class PartedTable:
     """`LocalTable` over any SQLite dialect: what differs (how a statement runs, how several
@@ -81,7 +86,9 @@ class PartedTable:
     def _atomically(self, work: Callable[[], T]) -> T:
         raise NotImplementedError
 
-    def _create(self) -> None:
+    def create_schema(self) -> None:
+        """Make the tables if they are missing (a new object, or one whose storage the
+        platform emptied)."""
         self._query(SCHEMA)
         self._query(PARTS_SCHEMA)
 
@@ -125,6 +132,9 @@ class PartedTable:
 
         return self._atomically(wipe)
 
+    def compact(self) -> None:
+        return None
+
 
 class SQLiteTable(PartedTable):
     """`LocalTable` over a Python sqlite3 connection (CPython, and Pyodide on the local host,
@@ -133,7 +143,7 @@ class SQLiteTable(PartedTable):
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
         self.conn.row_factory = sqlite3.Row
-        self._create()
+        self.create_schema()
 
     @classmethod
     def open(cls, path: str) -> SQLiteTable:
@@ -152,3 +162,8 @@ class SQLiteTable(PartedTable):
             raise
         self.conn.execute("COMMIT")
         return result
+
+    def compact(self) -> None:
+        # Rewrites the file from the live rows: a deleted row's text would otherwise stay
+        # in the file's free pages until SQLite reuses them.
+        self.conn.execute("VACUUM")
