@@ -242,6 +242,13 @@ def test_a_session_shows_what_was_extracted_and_what_was_rejected(
     go(browser, signed_in, "#/sessions")
     expect_title(browser, "Sessions")
     assert "s-talk" in [a.text for a in browser.find_elements(By.CSS_SELECTOR, "main tbody a")]
+    jobs = browser.find_element(By.CSS_SELECTOR, 'main section[aria-label="Extraction jobs"]')
+    talk = [
+        row.text
+        for row in jobs.find_elements(By.CSS_SELECTOR, "tbody tr")
+        if row.find_element(By.CSS_SELECTOR, "a").text == "s-talk"
+    ]
+    assert talk and "done" in talk[0]  # the extraction ran as a job, and finished
     shot(browser, "08-sessions")
     go(browser, signed_in, "#/session/s-costs")
     expect_title(browser, "Session s-costs")
@@ -258,6 +265,7 @@ def test_a_session_shows_what_was_extracted_and_what_was_rejected(
         "#/entities?type=all",
         "#/entity/metric/search-ctr",
         "#/session/s-costs",
+        "#/sessions",
         "#/context",
         "#/users",
         "#/add",

@@ -6,15 +6,40 @@ function sessionHref(id) {
   return "#/session/" + encodeURIComponent(id);
 }
 
+// A job's state, as a reader scans it: how far it got, or why it stopped.
+function jobProgress(j) {
+  if (j.state === "failed") return j.error ? j.error.code + ": " + j.error.message : "failed";
+  const chunks = j.chunksDone + " of " + j.chunksTotal + " chunks";
+  return j.pending ? chunks + "; some messages wait for an LLM retry" : chunks;
+}
+
+function jobsSection(jobs) {
+  const rows = jobs.map((j) => h("tr", {},
+    h("td", {}, h("a", { href: sessionHref(j.sessionId) }, j.sessionId)),
+    h("td", {}, h("span", { class: "badge job-" + j.state }, j.state)),
+    h("td", {}, jobProgress(j)),
+    h("td", { class: "num" }, j.messages),
+    h("td", {}, j.extractor || "—"),
+    h("td", {}, fmtDate(j.createdAt)),
+    h("td", {}, fmtDate(j.updatedAt))));
+  return section("Extraction jobs", jobs.length
+    ? tableWrap("Extraction jobs",
+      ["Session", "State", "Progress", "Messages", "Extractor", "Queued", "Updated"], rows)
+    : h("p", { class: "empty" }, "No extraction job is recorded for this user."),
+  h("p", { class: "help" }, "An extraction runs as a job in the user's writer: queued, then " +
+    "running chunk by chunk, then done or failed. Finished jobs are kept for a while."));
+}
+
 export async function sessionsPage() {
-  const body = await api("GET", userPath("/sessions"));
+  const [body, jobs] = await Promise.all([
+    api("GET", userPath("/sessions")), api("GET", userPath("/jobs"))]);
   const rows = body.sessions.map((s) => h("tr", {},
     h("td", {}, h("a", { href: sessionHref(s.sessionId) }, s.sessionId)),
     h("td", {}, fmtDate(s.processedAt)),
     h("td", { class: "num" }, s.counts.messages ?? "—"),
     h("td", { class: "num" }, s.counts.candidates ?? "—"),
     h("td", { class: "num" }, s.counts.rejected ?? "—")));
-  page("Sessions", body.sessions.length
+  page("Sessions", jobsSection(jobs.jobs), body.sessions.length
     ? section("Extracted sessions", tableWrap("Sessions",
       ["Session", "Processed", "Messages", "Candidates", "Rejected"], rows))
     : h("p", { class: "empty" }, "No session was extracted for this user yet."),
