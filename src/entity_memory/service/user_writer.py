@@ -212,6 +212,9 @@ class WriterState:
         self._inner: KVNamespace | None = None
         self._republished = False
         self.authoritative = table.get(AUTHORITATIVE_KEY) is not None
+        #: The erased token ids and until when they are kept, read once per instance: every
+        #: call is checked against them, and only an erasure changes them.
+        self._erased, self._erased_until = self._read_erased_tokens()
         #: KV writes of the index key, for the benches (coalescing made visible).
         self.index_writes = 0
         #: The parsed index this writer last read or wrote (key, index, trusted until), kept
@@ -241,22 +244,25 @@ class WriterState:
         self.authoritative = True
         if erased_tokens:
             until = self.clock() + ERASED_TOKENS_KEEP_MS
-            ids = json.dumps(sorted({*erased_tokens, *self._erased_tokens()}))
-            self.table.put(ERASED_TOKENS_KEY, Row(ids, until, None))
+            ids = frozenset(erased_tokens) | self._live_erased()
+            self.table.put(ERASED_TOKENS_KEY, Row(json.dumps(sorted(ids)), until, None))
+            self._erased, self._erased_until = ids, until
         return removed
 
-    def _erased_tokens(self) -> list[str]:
+    def _read_erased_tokens(self) -> tuple[frozenset[str], int | None]:
         row = self.table.get(ERASED_TOKENS_KEY)
         if row is None or row.value is None:
-            return []
-        if row.expires_at is not None and row.expires_at <= self.clock():
-            return []
-        ids: list[str] = json.loads(row.value)
-        return ids
+            return frozenset(), None
+        return frozenset(json.loads(row.value)), row.expires_at
+
+    def _live_erased(self) -> frozenset[str]:
+        if self._erased_until is not None and self._erased_until <= self.clock():
+            return frozenset()
+        return self._erased
 
     def refuse_erased_token(self, token_id: str | None) -> None:
         """Raise `UserErased` if an erasure deleted the token that authorised this call."""
-        if token_id is not None and token_id in self._erased_tokens():
+        if token_id is not None and token_id in self._live_erased():
             raise UserErased(token_id)
 
     def index_read(self, key: str, value: str | None) -> None:
