@@ -120,14 +120,17 @@ def test_a_listing_line_names_its_campaign() -> None:
     }
 
 
-def test_a_campaign_without_a_stated_fact_is_not_stored() -> None:
+def test_a_campaign_named_in_a_statement_is_kept_with_no_invented_fields() -> None:
     assert of(run(user("How is Campaign Lotus doing lately?")), "campaign") == []
-    assert of(run(user("I looked at Campaign Lotus this morning.")), "campaign") == []
+    (lotus,) = of(run(user("I looked at Campaign Lotus this morning.")), "campaign")
+    assert lotus["name"] == "Campaign Lotus"
+    assert "I looked at Campaign Lotus this morning." in lotus["content"]
+    assert {"budget", "strategy", "status"}.isdisjoint(lotus["metadata"])
 
 
 def test_an_ambiguous_budget_is_not_attached_to_either_campaign() -> None:
     cands = run(user("Campaign Lotus and Campaign Fern share $40/day"))
-    assert of(cands, "campaign") == []
+    assert all("budget" not in c["metadata"] for c in of(cands, "campaign"))
 
 
 def test_a_known_campaign_is_reused_under_its_stored_name() -> None:

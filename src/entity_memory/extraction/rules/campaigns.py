@@ -84,8 +84,15 @@ def money_value(m: re.Match[str]) -> float:
 
 
 def _kpi_near(text: str, start: int) -> bool:
-    window = text[max(0, start - 25) : start]
-    return any(p.search(window) for p, _ in KPI_RES)
+    """A KPI just before the amount ("CPA $41"), not one inside a bid strategy's name
+    ("Manual CPC, $25/day budget")."""
+    lo = max(0, start - 25)
+    strategy = [m.span() for p, _ in STRATEGY_RES for m in p.finditer(text)]
+    return any(
+        not any(a <= m.start() < b for a, b in strategy)
+        for p, _ in KPI_RES
+        for m in p.finditer(text, lo, start)
+    )
 
 
 def budgets(text: str) -> list[tuple[int, float, str]]:
@@ -149,6 +156,9 @@ def detect(sentence: Sentence, finder: MentionFinder) -> list[CampaignFacts]:
         name = owner(m.start("status"), text, mentions)
         if name:
             get(name).status = STATUSES[m.group("status").lower()]
+    for mention in mentions:  # a campaign named with nothing stated is still mentioned
+        if not mention.platform:
+            get(mention.name)
     return list(facts.values())
 
 
@@ -161,6 +171,7 @@ def merge(into: CampaignFacts, new: CampaignFacts) -> None:
 
 
 def summary(facts: CampaignFacts) -> str:
+    """Its fields, or where nothing was stated, the sentence that mentions it."""
     parts = []
     if facts.strategy:
         parts.append(f"strategy {facts.strategy}")
@@ -168,6 +179,8 @@ def summary(facts: CampaignFacts) -> str:
         parts.append(f"budget {facts.budget_text}")
     if facts.status:
         parts.append(f"status {facts.status}")
+    if not parts:
+        return f"{facts.name}: {facts.sources[-1].excerpt}"
     return f"{facts.name}: " + ", ".join(parts) + "."
 
 
