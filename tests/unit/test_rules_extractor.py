@@ -343,3 +343,18 @@ def test_two_campaigns_each_keep_their_own_figure() -> None:
     )
     values = {c["metadata"]["campaign"]: c["metadata"]["value"] for c in of(cands, "metric")}
     assert values.get("Spin Class") == 14 and values.get("Yoga Mats", 9) == 9
+
+
+def test_a_campaigns_metric_is_also_known_by_the_campaigns_short_name() -> None:
+    (metric,) = of(run(user("Campaign Lotus Search CPA is $41 this week.")), "metric")
+    assert metric["name"] == "Campaign Lotus Search CPA"
+    assert metric["aliases"] == ["Campaign Lotus CPA"]
+
+
+def test_no_short_name_alias_where_two_campaigns_share_the_short_name() -> None:
+    cands = run(
+        user("Campaign Lotus Search CPA is $41 this week."),
+        user("Campaign Lotus PMax has a $30/day budget."),
+    )
+    (metric,) = of(cands, "metric")
+    assert "aliases" not in metric

@@ -151,6 +151,8 @@ def to_candidates(
 ) -> list[dict[str, Any]]:
     """Facts -> raw candidates in the SPEC's shape, under the stored name when one exists."""
     names = _known_names(known)
+    campaign_names = [k.name for k in known if k.type == "campaign"]
+    campaign_names += [c.name for c in found["campaign"].values()]
     out: list[dict[str, Any]] = []
     for entity_type, facts in found.items():
         summary, meta = _BUILDERS[entity_type]
@@ -166,8 +168,11 @@ def to_candidates(
                 "source": fact.sources[0].excerpt,
                 "metadata": {**meta(fact), "provenance": provenance(fact.sources)},
             }
+            aliases = metrics.aliases(fact, campaign_names) if entity_type == "metric" else []
             if stored and normalize_name(stored) != normalize_name(fact.name):
-                candidate["aliases"] = [fact.name]
+                aliases.insert(0, fact.name)
+            if aliases:
+                candidate["aliases"] = aliases
             out.append(candidate)
     return out
 

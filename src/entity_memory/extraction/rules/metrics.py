@@ -9,8 +9,10 @@ compared against ("under $30" with no goal word) is neither, so it is not stored
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from entity_memory.domain.vocab import CHANNEL_TERMS
 from entity_memory.extraction.rules.campaigns import owner
 from entity_memory.extraction.rules.mentions import Mention, MentionFinder
 from entity_memory.extraction.rules.patterns import (
@@ -185,6 +187,28 @@ def summary(r: Reading) -> str:
     if r.target_text:
         text += f" (target {r.target_text})"
     return f"{text}, {r.campaign}." if r.campaign else f"{text}."
+
+
+def short_campaign(name: str) -> str:
+    """The campaign's name without the channel words that end it ("Brand Search" -> "Brand"):
+    people name a campaign's KPI that way ("Brand CTR")."""
+    ws = name.split()
+    while len(ws) > 1 and ws[-1].lower() in CHANNEL_TERMS:
+        ws.pop()
+    return " ".join(ws)
+
+
+def aliases(r: Reading, campaign_names: Iterable[str]) -> list[str]:
+    """Other names the reading goes by: its KPI after the campaign's short name, unless
+    another of the user's campaigns has that short name too ("Sale Search", "Sale PMax"):
+    an alias two metrics share would merge them."""
+    if not r.campaign:
+        return []
+    short = short_campaign(r.campaign)
+    sharing = {n.lower() for n in campaign_names if short_campaign(n).lower() == short.lower()}
+    if short == r.campaign or sharing - {r.campaign.lower()}:
+        return []
+    return [f"{short} {r.kpi}"]
 
 
 def metadata(r: Reading) -> dict[str, object]:
