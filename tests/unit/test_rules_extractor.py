@@ -358,3 +358,26 @@ def test_no_short_name_alias_where_two_campaigns_share_the_short_name() -> None:
     )
     (metric,) = of(cands, "metric")
     assert "aliases" not in metric
+
+
+def test_a_standing_request_about_reports_is_a_preference() -> None:
+    (pref,) = of(run(user("could you send me a recap every Friday morning?")), "preference")
+    assert "recap every Friday morning" in pref["name"]
+    assert pref["metadata"]["category"] == "reporting"
+    assert pref["source"] == "could you send me a recap every Friday morning?"
+
+
+def test_a_rule_for_budget_changes_is_a_risk_preference() -> None:
+    (pref,) = of(run(user("Generally no more than 10% budget moves per week.")), "preference")
+    assert pref["metadata"]["category"] == "risk"
+
+
+def test_a_one_off_request_or_small_talk_is_not_a_preference() -> None:
+    assert of(run(user("can you give Campaign Lotus more budget?")), "preference") == []
+    assert of(run(user("Lovely weather here, my mood is great.")), "preference") == []
+    assert of(run(assistant("I'll always send a weekly report.")), "preference") == []
+
+
+def test_what_drives_the_user_crazy_is_a_pain_point_named_by_its_subject() -> None:
+    (pain,) = of(run(user("ugh, those duplicate leads drive me crazy")), "pain_point")
+    assert pain["name"] == "Duplicate leads"

@@ -149,6 +149,31 @@ PREFERENCE_CUE = re.compile(
     r"checking|my (?:ok|okay|approval|sign-off))|from now on)\b",
     re.I,
 )
+#: How a standing instruction is phrased: a request, a rule or a stated way of working (a
+#: preference needs one of these AND a topic of how the user works with the assistant).
+STANDING_FORM = re.compile(
+    r"\b(?:please|pls|plz|always|never|don'?t|do not|going forward|from here on|from now on|"
+    r"in (?:the )?future|I(?:'d| would)? (?:rather|prefer|like)|"
+    r"I (?:only )?(?:want|need|care about)|"
+    r"I(?:'m| am) (?:generally )?(?:risk[- ]averse|conservative|cautious|aggressive)|generally|"
+    r"(?:can|could) (?:you|we)|keep (?:it|them|things|me)|send me|show me|give me|tell me|"
+    r"talk to me|speak to me|cc|copy (?:me|in)|no more than|not more than|at most|max(?:imum)?|"
+    r"every|each)\b",
+    re.I,
+)
+#: What a preference is about: reports and updates, how to talk, how much risk to take.
+STANDING_TOPIC = re.compile(
+    r"\b(?:reports?|reporting|updates?|summar(?:y|ies)|recaps?|emails?|messages?|check[- ]?ins?|"
+    r"calls?|meetings?|tables?|charts?|graphs?|bullets?|bullet points?|short|brief|concise|"
+    r"detail(?:ed|s)?|long|math|numbers|jargon|explain\w*|talk|language|tone|format|inbox|"
+    r"dashboards?|weekly|monthly|daily|biweekly|fortnightly|(?:mon|tues|wednes|thurs|fri|satur|"
+    r"sun)days?|mornings?|budgets?|spend|experiments?|tests?|testing|risk\w*|approv\w*|"
+    r"ask(?:ing)? me|check with me|touch|changes?|caps?|limits?|\d+\s?%|judge|measure)\b",
+    re.I,
+)
+#: "Can you send me this every month?" asks for a standing arrangement, not an answer.
+STANDING_REQUEST = re.compile(r"^\W*(?:\w+\s+){0,2}(?:can|could) (?:you|we)\b", re.I)
+
 #: Verbs that change an account: a commitment to one of these is a decision.
 ACTION_VERBS = frozenset(
     """pause enable launch start stop switch move shift raise increase lower reduce cut add remove
@@ -180,7 +205,10 @@ IMPERATIVE = re.compile(
     r"^(?:(?:ok|okay|and|so|then|please|also)[,.]?\s+)*(?P<rest>[a-z]+\b.*)", re.I
 )
 COMPLAINT_CUE = re.compile(
-    r"\b(?:frustrat\w*|annoy\w*|fed up|sick of|tired of|keeps? happening|I hate|"
+    r"\b(?:frustrat\w*|annoy\w*|irritat\w*|fed up|sick of|tired of|keeps? happening|I hate|"
+    r"(?:drives?|driving) me (?:crazy|nuts|mad|insane|up the wall)|(?:is|are) killing (?:me|us)|"
+    r"can'?t stand|(?:worried|concerned|nervous) (?:about|that)|nightmare|headache|garbage|"
+    r"useless|wast(?:e|ing) (?:of )?(?:my |our )?(?:money|budget|time)|"
     r"(?:big|biggest|main|real|another) (?:problem|issue)(?: #?\d+)?:|"
     r"(?:the|my|our|biggest|big|main|real) (?:problem|issue) is|drives me (?:crazy|nuts))\b",
     re.I,
@@ -198,11 +226,25 @@ COMPLAINT_OBJECTS = (
         r"^(.+?)\s+(?:is|are|was|were)\s+(?:still\s+|really\s+)?(?:annoying|frustrating)\b",
         re.I,
     ),
+    re.compile(
+        r"^(.+?)\s+(?:(?:drives?|driving) me|(?:is|are) killing|(?:is|are|was|were)"
+        r"(?: still| really| just)? (?:garbage|useless|a nightmare|a headache))\b",
+        re.I,
+    ),
+    re.compile(r"\b(?:worried|concerned|nervous) (?:about|that)\s+(.+)", re.I),
+    re.compile(r"\bcan'?t stand\s+(.+)", re.I),
 )
 SEVERE = re.compile(r"\b(?:really|very|so|extremely|biggest|huge|big|killing)\b|!", re.I)
 #: Preference topics, first match wins.
 PREFERENCE_CATEGORIES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("risk", re.compile(r"\b(?:budget|spend|approv\w*|asking|ask|risk|cap|limit|without)\b", re.I)),
-    ("reporting", re.compile(r"\b(?:report\w*|dashboard|weekly|monthly|daily|summary)\b", re.I)),
+    (
+        "reporting",
+        re.compile(
+            r"\b(?:report\w*|dashboard|weekly|monthly|daily|biweekly|summary|recaps?|updates?|"
+            r"check[- ]?ins?|every (?:day|week|month|other week|\w+day))\b",
+            re.I,
+        ),
+    ),
     ("analysis", re.compile(r"\b(?:data|numbers?|math|analys\w*|test\w*|significan\w*)\b", re.I)),
 )

@@ -14,12 +14,21 @@ from entity_memory.extraction.rules.patterns import (
     NOT_A_STATEMENT,
     PREFERENCE_CATEGORIES,
     PREFERENCE_CUE,
+    STANDING_FORM,
+    STANDING_REQUEST,
+    STANDING_TOPIC,
 )
 from entity_memory.extraction.rules.sentences import Sentence
 
 #: "always"/"never" state a preference only as an instruction ("Always ask ...", "please never
 #: ..."), not as a description ("it never loads").
 _STANDING = re.compile(r"(?:^|[,;:]\s*|\b(?:I|we|please|you)\s+)(?:always|never)\b", re.I)
+#: Verbs that ask for one change, not a way of working (with ACTION_VERBS).
+_ONE_OFF_VERBS = frozenset({"give", "get", "spend", "put", "make", "do"})
+#: "keep it short" is how to work; "keep X running" is a change to the account.
+_KEEP_HOW = re.compile(r"keep (?:it|them|things|me)\b", re.I)
+#: The asking words of a request ("can you send me ..." prefers "send me ...").
+_REQUEST = re.compile(r"^(?:(?:can|could) (?:you|we)|please|pls|plz)\s+", re.I)
 #: Cue words that are not part of what is preferred.
 _PREFER = re.compile(
     r"^(?:I(?:'d| would)? prefer|I(?:'d| would) rather|I always want|from now on,?)\s+", re.I
@@ -36,11 +45,13 @@ class Preference:
 
 def detect(sentence: Sentence) -> Preference | None:
     text = sentence.text
-    if sentence.role != "user" or NOT_A_STATEMENT.search(text):
+    if sentence.role != "user":
+        return None
+    if NOT_A_STATEMENT.search(text) and not STANDING_REQUEST.search(text):
         return None
     m = PREFERENCE_CUE.search(text)
     if not m:
-        return None
+        return _standing(sentence)
     cue = m.group(0).lower()
     if cue in ("always", "never") and not _STANDING.search(text):
         return None
@@ -55,6 +66,29 @@ def detect(sentence: Sentence) -> Preference | None:
         return None
     category = next((c for c, p in PREFERENCE_CATEGORIES if p.search(stated)), "communication")
     return Preference(name, stated[:300], category, [sentence])
+
+
+def _standing(sentence: Sentence) -> Preference | None:
+    """A standing instruction without an explicit cue: a request or rule (STANDING_FORM) about
+    how the user works with the assistant (STANDING_TOPIC), in the same clause."""
+    for start, end in clauses(sentence.text):
+        clause = sentence.text[start:end].strip().rstrip(".!?")
+        form, topic = STANDING_FORM.search(clause), STANDING_TOPIC.search(clause)
+        if not form or not topic:
+            continue
+        if form.group(0).lower() in ("always", "never") and not _STANDING.search(clause):
+            continue
+        stated = clause[form.start() :] if form.start() < topic.start() else clause
+        stated = _REQUEST.sub("", _PREFER.sub("", stated))
+        verb = stated.split(" ", 1)[0].lower()
+        if verb in ACTION_VERBS | _ONE_OFF_VERBS and not _KEEP_HOW.match(stated):
+            continue  # "can you give X more budget": one change asked for, a decision's matter
+        name = action_phrase(stated, max_words=8, needs_object=False)
+        if name is None:
+            continue
+        category = next((c for c, p in PREFERENCE_CATEGORIES if p.search(clause)), "communication")
+        return Preference(name, clause[:300], category, [sentence])
+    return None
 
 
 def summary(p: Preference) -> str:
