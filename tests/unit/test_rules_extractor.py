@@ -381,3 +381,18 @@ def test_a_one_off_request_or_small_talk_is_not_a_preference() -> None:
 def test_what_drives_the_user_crazy_is_a_pain_point_named_by_its_subject() -> None:
     (pain,) = of(run(user("ugh, those duplicate leads drive me crazy")), "pain_point")
     assert pain["name"] == "Duplicate leads"
+
+
+def test_a_change_the_assistant_reports_having_made_is_a_decision() -> None:
+    cands = run(user("ok go ahead"), assistant("Paused Campaign Lotus. The $30/day is free now."))
+    (decision,) = of(cands, "decision")
+    assert decision["name"] == "Pause Campaign Lotus"
+    assert decision["source"] == "Paused Campaign Lotus."
+    (done,) = of(run(assistant("Done: I've lowered the Campaign Fern budget to $20/day.")), "decision")
+    assert done["name"] == "Lower Campaign Fern budget to $20/day"
+
+
+def test_a_past_tense_that_is_not_a_report_of_a_change_is_no_decision() -> None:
+    assert of(run(assistant("Cut costs where you can, I'd say.")), "decision") == []
+    assert of(run(assistant("Started at $40/day last month?")), "decision") == []
+    assert of(run(assistant("Noticed a spike in CPC yesterday.")), "decision") == []

@@ -49,6 +49,8 @@ def _action(rest: str) -> str | None:
 
 
 _IT = re.compile(r"^(\w+)\s+it\b", re.I)
+#: Articles inside a decision's name: a name reads as a headline ("Cut radius to 20 miles").
+_ARTICLE = re.compile(r"\s+(?:the|a|an)\s+", re.I)
 
 
 def _decision(
@@ -68,6 +70,7 @@ def _decision(
     name = action_phrase(action)
     if name is None:
         return None
+    name = _ARTICLE.sub(" ", name)
     reason = _REASON.search(sentence.text)
     campaigns = sorted({m.name for m in finder.find(action)} | ({about} if about else set()))
     why = reason.group("why").strip().rstrip(".") if reason else ""
@@ -80,6 +83,43 @@ def from_user(sentence: Sentence, finder: MentionFinder) -> Decision | None:
         return None
     m = DECISION_CUE.search(sentence.text) or IMPERATIVE.match(sentence.text)
     return _decision(sentence, m.group("rest"), finder, False) if m else None
+
+
+#: How an assistant reports a change it made: "Paused X.", "Done: added ...", "I've raised ...",
+#: "I set up ...". The verb is past tense and starts the report.
+_REPORT = re.compile(
+    r"^(?:(?:done|ok|okay|all set|updated)\s*[:.,!-]\s*)?(?:I(?:'ve| have)?\s+)?"
+    r"(?P<verb>[a-z]+)\b(?P<rest>.*)",
+    re.I,
+)
+#: Past forms that are not "-ed" forms of the base (set, cut, put are the same in both).
+_IRREGULAR_PAST = {"set": "set", "cut": "cut", "put": "put", "built": "build", "ran": "run"}
+
+
+def base_verb(word: str) -> str | None:
+    """The account verb `word` is the past tense of ("paused" -> "pause", "capped" -> "cap")."""
+    w = word.lower()
+    if w in _IRREGULAR_PAST:
+        return _IRREGULAR_PAST[w]
+    if not w.endswith("ed"):
+        return None
+    for base in (w[:-1], w[:-2], w[:-3], w[:-3] + "y" if w.endswith("ied") else ""):
+        if base in ACTION_VERBS:
+            return base
+    return None
+
+
+def reported(sentence: Sentence, finder: MentionFinder) -> Decision | None:
+    """A change the assistant reports having made: the user's decision, carried out."""
+    if sentence.role != "assistant" or NOT_A_STATEMENT.search(sentence.text):
+        return None
+    m = _REPORT.match(sentence.text.strip())
+    base = base_verb(m.group("verb")) if m else None
+    if m is None or base is None:
+        return None
+    if base in ("set", "put", "cut") and not m.group(0).lower().startswith(("i", "done")):
+        return None  # a bare "Set ..." or "Cut ..." at the start is an instruction, not a report
+    return _decision(sentence, f"{base}{m.group('rest')}", finder, True)
 
 
 def accepted(sentences: list[Sentence], finder: MentionFinder) -> list[Decision]:

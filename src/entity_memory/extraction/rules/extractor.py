@@ -84,7 +84,7 @@ def _detect(
             _merge_into(found["campaign"], normalize_name(c.name), c, campaigns.merge)
         for r in metrics.detect(s, finder, use_context):
             _merge_into(found["metric"], normalize_name(r.name), r, metrics.merge)
-        if d := decisions.from_user(s, finder):
+        if d := decisions.from_user(s, finder) or decisions.reported(s, finder):
             _merge_into(found["decision"], normalize_name(d.name), d, _merge_latest)
         if p := preferences.detect(s):
             _merge_into(found["preference"], normalize_name(p.name), p, _merge_latest)
