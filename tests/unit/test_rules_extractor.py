@@ -388,7 +388,9 @@ def test_a_change_the_assistant_reports_having_made_is_a_decision() -> None:
     (decision,) = of(cands, "decision")
     assert decision["name"] == "Pause Campaign Lotus"
     assert decision["source"] == "Paused Campaign Lotus."
-    (done,) = of(run(assistant("Done: I've lowered the Campaign Fern budget to $20/day.")), "decision")
+    (done,) = of(
+        run(assistant("Done: I've lowered the Campaign Fern budget to $20/day.")), "decision"
+    )
     assert done["name"] == "Lower Campaign Fern budget to $20/day"
 
 
