@@ -398,3 +398,40 @@ def test_a_past_tense_that_is_not_a_report_of_a_change_is_no_decision() -> None:
     assert of(run(assistant("Cut costs where you can, I'd say.")), "decision") == []
     assert of(run(assistant("Started at $40/day last month?")), "decision") == []
     assert of(run(assistant("Noticed a spike in CPC yesterday.")), "decision") == []
+
+
+TABLE = """Last 30 days:
+
+| Campaign | Spend | Conversions | Cost/conv | CTR |
+|---|---|---|---|---|
+| Campaign Lotus | $1,200 | 40 | $30 | 4.1% |
+| Campaign Fern | $600 | 10 | $60 | 2.0% |
+
+Fern is the weak one."""
+
+
+def test_a_table_of_campaigns_gives_each_campaign_its_efficiency_kpis() -> None:
+    metrics = {m["name"]: m for m in of(run(assistant(TABLE)), "metric")}
+    assert set(metrics) == {
+        "Campaign Lotus Cost/conv",
+        "Campaign Lotus CTR",
+        "Campaign Fern Cost/conv",
+        "Campaign Fern CTR",
+    }  # spend and raw counts are the table's context, not kept
+    fern = metrics["Campaign Fern Cost/conv"]
+    assert fern["metadata"]["value"] == 60
+    assert fern["metadata"]["campaign"] == "Campaign Fern"
+    assert fern["source"] == "Cost/conv … Campaign Fern … $60"
+
+
+def test_a_table_of_kpis_keeps_each_kpis_latest_value() -> None:
+    table = "| Metric | Before | After |\n|---|---|---|\n| Cost per lead | $80 | $64 |"
+    table += "\n| Leads | 30 | 41 |"
+    (metric,) = of(run(user(table)), "metric")
+    assert metric["name"] == "Cost per lead"
+    assert metric["metadata"]["value"] == 64
+
+
+def test_a_table_without_numbers_or_kpis_gives_nothing() -> None:
+    table = "| Keyword | Match type |\n|---|---|\n| lotus mats | phrase |"
+    assert of(run(assistant(table)), "metric") == []

@@ -14,6 +14,7 @@ from typing import Any
 
 from entity_memory.domain.text import normalize_name
 from entity_memory.extraction.base import ExtractionResult, KnownEntity, Message
+from entity_memory.extraction.grounding import mentions_of
 from entity_memory.extraction.rules import (
     campaigns,
     decisions,
@@ -93,6 +94,8 @@ def _detect(
         if mentions:
             context = (s.turn, mentions[-1].name)
         yield
+    for r in metrics.from_tables(messages, finder):
+        _merge_into(found["metric"], normalize_name(r.name), r, metrics.merge)
     for d in decisions.accepted(sentences, finder):
         _merge_into(found["decision"], normalize_name(d.name), d, _merge_latest)
 
@@ -138,6 +141,18 @@ def importance(entity_type: str, fact: Any) -> float:
     return 0.7
 
 
+def _stating(sources: list[Sentence], meta: dict[str, object]) -> str:
+    """The excerpt that states the fact's numbers (a campaign first mentioned, then given a
+    budget, is sourced to the budget's sentence); the first one when none has them all."""
+    numbers = [
+        v for k in ("value", "target", "budget") if isinstance(v := meta.get(k), int | float)
+    ]
+    for s in sources:
+        if all(mentions_of(float(n), s.excerpt) for n in numbers):
+            return s.excerpt
+    return sources[0].excerpt
+
+
 def _known_names(known: list[KnownEntity]) -> dict[tuple[str, str], str]:
     out: dict[tuple[str, str], str] = {}
     for entity in known:
@@ -165,7 +180,7 @@ def to_candidates(
                 "importance": importance(entity_type, fact),
                 # `source` becomes the stored provenance (the pipeline adds session, date and
                 # extractor); the metadata copy also says who said each sentence.
-                "source": fact.sources[0].excerpt,
+                "source": _stating(fact.sources, meta(fact)),
                 "metadata": {**meta(fact), "provenance": provenance(fact.sources)},
             }
             aliases = metrics.aliases(fact, campaign_names) if entity_type == "metric" else []

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from entity_memory.domain.vocab import CHANNEL_TERMS
+from entity_memory.extraction.base import Message
 from entity_memory.extraction.rules.campaigns import owner
 from entity_memory.extraction.rules.mentions import Mention, MentionFinder
 from entity_memory.extraction.rules.patterns import (
@@ -28,6 +29,7 @@ from entity_memory.extraction.rules.patterns import (
     VALUE,
 )
 from entity_memory.extraction.rules.sentences import Sentence, add_sources
+from entity_memory.extraction.rules.tables import table_readings
 
 _TARGET_LINK = re.compile(r"^\s*(?:target|goal)\s*(?:is|was|of|at|:|=)?\s*$", re.I)
 #: Right before a target amount: the preposition that ties it to the goal word.
@@ -220,3 +222,24 @@ def metadata(r: Reading) -> dict[str, object]:
     if r.target is not None:
         meta["target"] = r.target
     return meta
+
+
+def from_tables(messages: list[Message], finder: MentionFinder) -> list[Reading]:
+    """The readings of the conversation's tables (tables.py). A KPI row names no campaign: it
+    is the one campaign its message mentions, else (as for sentences) an account-level figure
+    only from the user's own table."""
+    out: list[Reading] = []
+    for r in table_readings(messages):
+        if r.row is not None:
+            campaign: str | None = finder.canonical(r.row)
+        else:
+            prose = [ln for ln in messages[r.turn].content.splitlines() if "|" not in ln]
+            named = {m.name for ln in prose for m in finder.find(ln) if not m.platform}
+            campaign = named.pop() if len(named) == 1 else None
+            if campaign is None and r.role != "user":
+                continue
+        source = Sentence(r.excerpt, r.role, r.turn, 0)
+        out.append(
+            Reading(r.kpi, campaign, r.cell.value, r.cell.text, r.cell.unit, sources=[source])
+        )
+    return out

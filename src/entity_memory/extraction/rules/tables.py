@@ -1,0 +1,131 @@
+"""KPI readings from markdown tables: assistants report numbers as tables more often than in
+sentences, and the sentence splitter skips table rows.
+
+Two shapes are read:
+- one row per campaign, one column per KPI (`| Campaign | Spend | CPA |`): each KPI cell is a
+  reading of that campaign, under the column's name;
+- one row per KPI, columns for periods or versions (`| Metric | Before | After |`): the row's
+  last number is the KPI's current value.
+Any other table (no KPI columns, no numbers) gives nothing. The excerpt a reading keeps is made
+of the pieces that state it, joined by " … " (the header cell, the row's name and the value),
+each piece verbatim, so the grounding checks find every piece in the conversation and the
+header's KPI nearest to its value.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from entity_memory.extraction.base import Message
+
+#: A separator row ("|---|:---:|").
+_SEPARATOR = re.compile(r"^\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")
+#: A cell that is one number (with currency, thousands, %, x, a "~" or "about").
+_NUMBER_CELL = re.compile(
+    r"^(?:~|about |approx\.? )?(?P<cur>[$€£])?\s?"
+    r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
+    r"(?P<k>k)?\s?(?P<unit>%|x)?$",
+    re.I,
+)
+#: First header cells of a table whose rows are KPIs.
+_KPI_ROWS = frozenset({"metric", "metrics", "kpi", "kpis", "measure", ""})
+#: Header words that name what a row is (not a KPI column).
+_NAME_COLUMNS = frozenset({"campaign", "campaigns", "ad group", "channel", "name", "source"})
+#: KPIs worth keeping from a table: costs per result, rates, ratios and shares. Raw counts and
+#: spend columns are the table's context, not facts a person would carry to the next session.
+_EFFICIENCY = re.compile(
+    r"\b(?:cost|cpa|cpc|cpm|cpl|cps|roas|roi|ctr|cvr|rate|share|margin|aov|value|per)\b|[/%]",
+    re.I,
+)
+#: A KPI column's name is short; longer headers are notes.
+MAX_KPI_WORDS = 4
+#: How an excerpt's pieces are joined (grounding reads "…" as an elision).
+ELISION = " … "
+
+
+@dataclass(frozen=True)
+class Cell:
+    text: str
+    value: float
+    unit: str | None
+
+
+@dataclass(frozen=True)
+class TableReading:
+    """One KPI value a table states: `row` names the campaign (or None for a KPI row)."""
+
+    role: str
+    turn: int
+    kpi: str
+    row: str | None
+    cell: Cell
+    excerpt: str
+
+
+def _cells(line: str) -> list[str]:
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def number_cell(text: str) -> Cell | None:
+    m = _NUMBER_CELL.match(text.strip().replace("**", ""))
+    if m is None:
+        return None
+    value = float(m.group("num").replace(",", "")) * (1000 if m.group("k") else 1)
+    unit = "USD" if m.group("cur") == "$" else m.group("unit") or None
+    return Cell(text.strip(), value, unit)
+
+
+def _tables(content: str) -> Iterator[list[list[str]]]:
+    """The tables of one message: header then data rows, separator rows dropped."""
+    rows: list[list[str]] = []
+    for line in [*content.splitlines(), ""]:
+        if line.strip().startswith("|"):
+            if not _SEPARATOR.match(line.strip()):
+                rows.append(_cells(line))
+        elif rows:
+            if len(rows) > 1:
+                yield rows
+            rows = []
+
+
+def _kpi_name(header: str) -> str | None:
+    words = header.split()
+    if not words or len(words) > MAX_KPI_WORDS or header.lower() in _NAME_COLUMNS:
+        return None
+    return header if _EFFICIENCY.search(header) else None
+
+
+def _by_campaign(role: str, turn: int, table: list[list[str]]) -> Iterator[TableReading]:
+    header = table[0]
+    for row in table[1:]:
+        name = row[0] if row else ""
+        if not name or number_cell(name):
+            continue
+        for i, text in enumerate(row[1:], start=1):
+            kpi = _kpi_name(header[i]) if i < len(header) else None
+            cell = number_cell(text)
+            if kpi and cell:
+                excerpt = ELISION.join((kpi, name, cell.text))
+                yield TableReading(role, turn, kpi, name, cell, excerpt)
+
+
+def _by_kpi(role: str, turn: int, table: list[list[str]]) -> Iterator[TableReading]:
+    for row in table[1:]:
+        kpi = _kpi_name(row[0]) if row else None
+        cells = [c for c in (number_cell(t) for t in row[1:]) if c is not None]
+        if kpi and cells:
+            excerpt = ELISION.join((kpi, cells[-1].text))
+            yield TableReading(role, turn, kpi, None, cells[-1], excerpt)
+
+
+def table_readings(messages: list[Message]) -> list[TableReading]:
+    """Every KPI value the conversation's tables state, in order."""
+    out: list[TableReading] = []
+    for turn, message in enumerate(messages):
+        for table in _tables(message.content):
+            first = table[0][0].strip().lower() if table[0] else ""
+            read = _by_kpi if first in _KPI_ROWS else _by_campaign
+            out += read(message.role, turn, table)
+    return out
