@@ -12,6 +12,7 @@ campaign of that name is written.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 
 from entity_memory.domain.models import (
     BaseEntity,
@@ -30,8 +31,10 @@ _MAX_NAME_WORDS = 6
 _GENERIC = ("campaign", "the")
 
 
+@lru_cache(maxsize=8192)
 def campaign_key(name: str) -> str:
-    """A campaign name as compared: normalised, without "campaign"/"the" around it."""
+    """A campaign name as compared: normalised, without "campaign"/"the" around it. Cached:
+    every write looks up every stored campaign's names, which rarely change."""
     words = normalize_name(name).split()
     while words and words[0] in _GENERIC:
         words = words[1:]

@@ -60,12 +60,12 @@ class Selection:
 
 def _always(sig: Signals) -> list[int]:
     """The best preferences and open pain points (a resolved one is no longer a pain)."""
-    entries = sig.entries
-    picked: list[int] = []
-    for entity_type in ALWAYS_INJECT:
-        of_type = [i for i, e in enumerate(entries) if e.type == entity_type and not e.resolved]
-        picked += sig.best(of_type, ALWAYS_INJECT_PER_TYPE)
-    return picked
+    of_type: dict[str, list[int]] = {t: [] for t in ALWAYS_INJECT}
+    for i, entry in enumerate(sig.entries):
+        found = of_type.get(entry.type)
+        if found is not None and not entry.resolved:
+            found.append(i)
+    return [i for t in ALWAYS_INJECT for i in sig.best(of_type[t], ALWAYS_INJECT_PER_TYPE)]
 
 
 def _companions(sig: Signals, campaigns: Sequence[str], taken: set[int]) -> list[tuple[int, str]]:
