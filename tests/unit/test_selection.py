@@ -73,3 +73,12 @@ async def test_companions_stay_within_the_limit(store: EntityStore) -> None:
     found = await retrieve_for_context(store, "u1", "Review Campaign Alpha", limit=3)
     assert len(found.entities) == 3
     assert found.entities[0].name == "Campaign Alpha"
+
+
+async def test_an_entity_the_task_names_is_relevant_in_a_tiny_memory(store: EntityStore) -> None:
+    """With two entities every word is common, which lowers relevance; a name is a name."""
+    bare = campaign(name="Alpha", content="search")
+    await store.upsert_many("u1", [bare, metric(name="Alpha CPA")], "s1")  # type: ignore[list-item]
+    found = await retrieve_for_context(store, "u1", "Alpha CPA")
+    assert {e.name for e in found.entities} == {"Alpha", "Alpha CPA"}
+    assert found.fallback is None

@@ -230,6 +230,17 @@ class Signals:
         """Best first; ties go to the more recent, then by name."""
         return (-self.totals[i], -self.entries[i].updated_at, self.entries[i].name)
 
+    def named(self, i: int) -> bool:
+        """The task names the entity: every term of its name is in the task (however common
+        the terms are in the user's memory, which is what lowers relevance in a small one)."""
+        entry, found = self.entries[i], self.matched[i]
+        if not found:
+            return False
+        n = entry.name_terms
+        if n is None:
+            n = name_term_count(entry.name, entry.keywords)
+        return n > 0 and found.issuperset(entry.keywords[:n])
+
     def best(self, indices: Sequence[int], k: int) -> list[int]:
         """The k best of `indices`, best first."""
         return _best(indices, k, self.totals, self.key)

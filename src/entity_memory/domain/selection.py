@@ -3,7 +3,8 @@
 Ranking (domain/ranking.py) orders every entry by 0.6 relevance + 0.3 importance + 0.1
 recency; selection decides what is worth a place, reading index entries only:
 
-- entities whose relevance to the task reaches RELEVANCE_FLOOR, best first;
+- entities whose relevance to the task reaches RELEVANCE_FLOOR, or that the task names (every
+  word of the name in the task), best first;
 - preferences and open pain points, always (SPEC best practice 4: up to five of each, at most
   half of `limit`);
 - for each chosen campaign, the entities linked to it (domain/links.py): its metrics, its most
@@ -96,7 +97,7 @@ def choose(sig: Signals, limit: int) -> Selection:
     if limit <= 0 or not sig.entries:
         return Selection([], 0)
     entries = sig.entries
-    relevant = [i for i, r in enumerate(sig.relevances) if r >= RELEVANCE_FLOOR]
+    relevant = [i for i, r in enumerate(sig.relevances) if r >= RELEVANCE_FLOOR or sig.named(i)]
     fallback = None
     core = sig.best(relevant, limit)
     if not core:
