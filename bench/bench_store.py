@@ -60,7 +60,11 @@ def entity_doc(i: int) -> dict[str, Any]:
             "unit": "USD",
             "campaign": f"Campaign {i % 97}",
         },
-        "decision": {"action": f"raise budget of campaign {i % 97}", "rationale": "CPA under goal"},
+        "decision": {
+            "action": f"raise budget of campaign {i % 97}",
+            "rationale": "CPA under goal",
+            "affectedEntities": [f"Campaign {i % 97}"],
+        },
         "pain_point": {"severity": "medium"},
         "preference": {"category": "reporting", "value": "weekly bullets"},
     }[kind]

@@ -127,7 +127,7 @@ async def test_context_for_unknown_user_is_an_empty_block(client: httpx.AsyncCli
     assert resp.json() == {
         "context": "<entity_memory>\n</entity_memory>",
         "entities": [],
-        "ranking": {"semantic": False, "lexicalReason": "off"},
+        "ranking": {"semantic": False, "lexicalReason": "off", "relevant": 0},
     }
 
 

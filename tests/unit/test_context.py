@@ -183,3 +183,20 @@ def test_a_preference_shows_its_value_and_a_decision_its_action() -> None:
         ]
     )
     assert "- **Updates**: [bullets]" in text and "[action pause it]" in text
+
+
+def test_linked_entities_stand_under_their_campaign() -> None:
+    alpha = {**ent("campaign", "Campaign Alpha", "on tCPA"), "id": "campaign-alpha"}
+    cpa = {**ent("metric", "Alpha CPA", "CPA is $42"), "id": "alpha-cpa"}
+    switch = {**ent("decision", "Switch to tCPA", "done Tuesday"), "id": "switch"}
+    other = {**ent("decision", "Cap the account", "$300 a day"), "id": "cap"}
+    links = {"metric:alpha-cpa": ["campaign-alpha"], "decision:switch": ["campaign-alpha"]}
+    text = assemble_entity_context([cpa, switch, other, alpha], links=links)
+    lines = text.splitlines()
+    at = lines.index("- **Campaign Alpha**: on tCPA")
+    assert lines[at + 1 : at + 3] == [
+        "  - metric **Alpha CPA**: CPA is $42",
+        "  - decision **Switch to tCPA**: done Tuesday",
+    ]
+    assert "### Historical Metrics" not in text  # its only metric stands under the campaign
+    assert "- **Cap the account**: $300 a day" in lines  # unlinked: in its own section

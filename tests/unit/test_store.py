@@ -306,11 +306,11 @@ async def test_retrieval_reads_the_index_once_and_bulk_gets(
     await store.upsert_many("u1", [campaign(name=f"Campaign {i}") for i in range(60)], "s1")
     await store.upsert_many("u1", [campaign(name=f"Campaign {i}") for i in range(60, 150)], "s1")
     kv.ops.clear()
-    found = await retrieve_for_context(store, "u1", "Campaign 7", limit=100)
+    found = await retrieve_for_context(store, "u1", "search campaigns", limit=100)
     assert len(found.entities) == 100
     assert dict(kv.ops) == {"get": 1, "get_bulk": 1}
     kv.ops.clear()
-    assert len((await retrieve_for_context(store, "u1", "x", limit=20)).entities) == 20
+    assert len((await retrieve_for_context(store, "u1", "budget", limit=20)).entities) == 20
     assert dict(kv.ops) == {"get": 1, "get_bulk": 1}
 
 

@@ -190,25 +190,58 @@ def _campaign_grouped(items: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]
     return sorted(items, key=lambda i: order[str((i.get("metadata") or {}).get("campaign") or "")])
 
 
+#: How a line grouped under its campaign names its kind.
+_KIND = {"metric": "metric", "decision": "decision", "pain_point": "pain point"}
+
+
+def _groups(
+    grouped: dict[str, list[Mapping[str, Any]]], links: Mapping[str, Sequence[str]]
+) -> dict[str, list[Mapping[str, Any]]]:
+    """Campaign id -> the metrics, decisions and pain points shown under it (each under the
+    first of its linked campaigns in the block), taken out of their own sections."""
+    shown = {str(c.get("id")) for c in grouped.get("campaign", [])[:ITEMS_PER_TYPE]}
+    under: dict[str, list[Mapping[str, Any]]] = {}
+    for entity_type in _KIND:
+        kept = []
+        for item in grouped.get(entity_type, []):
+            linked = [c for c in links.get(f"{entity_type}:{item.get('id')}", ()) if c in shown]
+            if linked:
+                under.setdefault(linked[0], []).append(item)
+            else:
+                kept.append(item)
+        grouped[entity_type] = kept
+    return under
+
+
+def _open(items: list[Mapping[str, Any]], task_terms: set[str]) -> list[Mapping[str, Any]]:
+    """Pain points still open, and resolved ones only when the task is about them."""
+    return [
+        i for i in items if not (i.get("metadata") or {}).get("resolved") or _about(i, task_terms)
+    ]
+
+
 def assemble_entity_context(
-    entities: Sequence[Mapping[str, Any]], max_tokens: int = 4000, task: str = ""
+    entities: Sequence[Mapping[str, Any]],
+    max_tokens: int = 4000,
+    task: str = "",
+    links: Mapping[str, Sequence[str]] | None = None,
 ) -> str:
-    """Group by type in SECTION_ORDER; entities keep the order given (rank order) within a type."""
+    """Group by type in SECTION_ORDER; entities keep the order given (rank order) within a type.
+
+    `links` ("type:id" -> campaign ids) puts a metric, decision or pain point linked to a
+    campaign in the block under that campaign's line instead of in its own section."""
     task_terms = set(tokenize(task))
     grouped: dict[str, list[Mapping[str, Any]]] = {}
     for entity in entities:
         grouped.setdefault(str(entity["type"]), []).append(entity)
+    metrics = grouped.get("metric", [])
+    grouped["pain_point"] = _open(grouped.get("pain_point", []), task_terms)
+    under = _groups(grouped, links or {})
 
     sections = ["<entity_memory>"]
-    token_count = 0
+    budget = _Budget(max_tokens)
     for entity_type in SECTION_ORDER:
         items = grouped.get(entity_type, [])
-        if entity_type == "pain_point":
-            items = [
-                i
-                for i in items
-                if not (i.get("metadata") or {}).get("resolved") or _about(i, task_terms)
-            ]
         if not items:
             continue
         label = TYPE_LABELS.get(entity_type, entity_type.title())
@@ -218,15 +251,35 @@ def assemble_entity_context(
             shown = _campaign_grouped(shown)
         for item in shown:
             resolved = bool((item.get("metadata") or {}).get("resolved"))
-            entry = _entry(
-                item, resolved and entity_type == "pain_point", grouped.get("metric", [])
-            )
-            entry_tokens = estimate_tokens(entry)
-            if token_count + entry_tokens > max_tokens:
+            if not budget.take(_entry(item, resolved and entity_type == "pain_point", metrics)):
                 break
-            lines.append(entry)
-            token_count += entry_tokens
+            lines.append(budget.last)
+            for member in under.get(str(item.get("id")), []) if entity_type == "campaign" else []:
+                kind = str(member.get("type"))
+                member_resolved = kind == "pain_point" and bool(
+                    (member.get("metadata") or {}).get("resolved")
+                )
+                line = "  - " + _KIND[kind] + " " + _entry(member, member_resolved, metrics)[2:]
+                if not budget.take(line):
+                    break
+                lines.append(line)
         if lines:
             sections.append(f"\n### {label}\n" + "".join(lines))
     sections.append("</entity_memory>")
     return "\n".join(sections)
+
+
+class _Budget:
+    """The block's token budget: a line is taken only while it fits."""
+
+    def __init__(self, max_tokens: int) -> None:
+        self.left = max_tokens
+        self.last = ""
+
+    def take(self, line: str) -> bool:
+        cost = estimate_tokens(line)
+        if cost > self.left:
+            return False
+        self.left -= cost
+        self.last = line
+        return True

@@ -9,7 +9,15 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 
-from entity_memory.domain.models import BaseEntity, EntityIndex, IndexEntry
+from entity_memory.domain.kpi import canonical_kpi
+from entity_memory.domain.links import link_entries
+from entity_memory.domain.models import (
+    BaseEntity,
+    EntityIndex,
+    IndexEntry,
+    MetricMetadata,
+    PainPointMetadata,
+)
 from entity_memory.domain.ranking import keywords_for, name_term_count
 
 #: Metadata fields whose values are worth matching on.
@@ -32,6 +40,8 @@ def metadata_terms(entity: BaseEntity) -> list[str]:
 
 
 def index_entry_for(entity: BaseEntity) -> IndexEntry:
+    """The entity's entry, unlinked (`place_entries` and reindex link it)."""
+    meta = getattr(entity, "metadata", None)
     keywords = keywords_for(entity.name, entity.aliases, entity.content, metadata_terms(entity))
     return IndexEntry(
         id=entity.id,
@@ -44,7 +54,36 @@ def index_entry_for(entity: BaseEntity) -> IndexEntry:
         keywords=keywords,
         name_terms=name_term_count(entity.name, keywords),
         vec_key=embedding_key(entity),
+        kpi=_kpi(entity),
+        resolved=True if isinstance(meta, PainPointMetadata) and meta.resolved else None,
     )
+
+
+def _kpi(entity: BaseEntity) -> str | None:
+    meta = getattr(entity, "metadata", None)
+    if not isinstance(meta, MetricMetadata):
+        return None
+    return canonical_kpi(meta.kpi) or canonical_kpi(entity.name)
+
+
+def place_entries(
+    index: EntityIndex, entities: Sequence[BaseEntity], vectors: dict[tuple[str, str], str]
+) -> None:
+    """Put (or replace) the entries of `entities` in `index`, with their vectors, then link
+    them to the campaigns they are about (domain/links.py)."""
+    positions = {(e.type, e.id): i for i, e in enumerate(index.entries)}
+    written: list[tuple[IndexEntry, BaseEntity]] = []
+    for entity in entities:
+        entry = index_entry_for(entity)
+        entry.vec = vectors.get((entity.type, entity.id))
+        pos = positions.get((entity.type, entity.id))
+        if pos is None:
+            positions[(entity.type, entity.id)] = len(index.entries)
+            index.entries.append(entry)
+        else:
+            index.entries[pos] = entry
+        written.append((entry, entity))
+    link_entries(index.entries, written)
 
 
 def embedding_text(entity: BaseEntity) -> str:

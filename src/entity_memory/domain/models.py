@@ -313,6 +313,18 @@ class IndexEntry(CamelModel):
     #: A hash of the entity's embedding text (index_entries.embedding_key), which `vec`, when
     #: set, was made from: a write that leaves the text as it was keeps the vector.
     vec_key: str | None = None
+    #: Ids of the campaigns this entity is about (a metric's `campaign`, a decision's
+    #: `affectedEntities`, a pain point's `relatedCampaigns`, resolved by name and alias when
+    #: written), so ranking brings a campaign's metrics and decisions without reading them.
+    links: list[str] | None = None
+    #: Normalised campaign names the entity names that matched no stored campaign yet (at most
+    #: a few); a campaign written later under one of them is linked then.
+    pending_links: list[str] | None = None
+    #: A metric's KPI in canonical form (`CPA`, `CPL`, ...: domain/vocab.py), so extraction
+    #: resolves "cost per acquisition" and "CPA" of one campaign to one metric.
+    kpi: str | None = None
+    #: True for a resolved pain point (absent while open): always-injected means open.
+    resolved: bool | None = None
 
 
 class EntityIndex(CamelModel):

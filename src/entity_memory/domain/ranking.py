@@ -90,6 +90,8 @@ class Score:
     #: The two signals behind relevance; semantic is None without vectors (lexical only).
     lexical: float = 0.0
     semantic: float | None = None
+    #: The chosen campaign this entity came with (selection's companions); None: on its own.
+    linked_to: str | None = None
 
     def to_json_dict(self) -> dict[str, object]:
         return {
@@ -104,6 +106,7 @@ class Score:
             "alwaysInjected": self.always_injected,
             "lexical": round(self.lexical, 6),
             "semantic": None if self.semantic is None else round(self.semantic, 6),
+            "linkedTo": self.linked_to,
         }
 
 
@@ -193,6 +196,78 @@ def _relevances(lexicals: list[float], semantic: Sequence[float | None] | None) 
     ]
 
 
+@dataclass(frozen=True)
+class Signals:
+    """Every entry's signals for one task, as plain lists aligned with `entries`: what ranking
+    and selection read without building a `Score` per entry."""
+
+    entries: Sequence[IndexEntry]
+    query: list[str]
+    lexicals: list[float]
+    matched: list[frozenset[str]]
+    similarity: Sequence[float | None]
+    relevances: list[float]
+    importances: list[float]
+    recencies: list[float]
+    totals: list[float]
+
+    def score_of(self, i: int) -> Score:
+        entry = self.entries[i]
+        return Score(
+            entry.id,
+            entry.type,
+            entry.name,
+            self.totals[i],
+            self.relevances[i],
+            self.importances[i],
+            self.recencies[i],
+            tuple(t for t in self.query if t in self.matched[i]),
+            lexical=self.lexicals[i],
+            semantic=self.similarity[i],
+        )
+
+    def key(self, i: int) -> tuple[float, int, str]:
+        """Best first; ties go to the more recent, then by name."""
+        return (-self.totals[i], -self.entries[i].updated_at, self.entries[i].name)
+
+    def named(self, i: int) -> bool:
+        """The task names the entity: every term of its name is in the task (however common
+        the terms are in the user's memory, which is what lowers relevance in a small one)."""
+        entry, found = self.entries[i], self.matched[i]
+        if not found:
+            return False
+        n = entry.name_terms
+        if n is None:
+            n = name_term_count(entry.name, entry.keywords)
+        return n > 0 and found.issuperset(entry.keywords[:n])
+
+    def best(self, indices: Sequence[int], k: int) -> list[int]:
+        """The k best of `indices`, best first."""
+        return _best(indices, k, self.totals, self.key)
+
+
+def signals(
+    entries: Sequence[IndexEntry],
+    task: str,
+    now_ms: int,
+    semantic: Sequence[float | None] | None = None,
+) -> Signals:
+    """Relevance, importance, recency and the weighted total of every entry for `task`."""
+    query = list(dict.fromkeys(tokenize(task)))
+    lexicals, matched = _lexical_scores(entries, query)
+    importances = [min(1.0, max(0.0, e.importance)) for e in entries]
+    recencies = [recency_score(e.updated_at, now_ms) for e in entries]
+    relevances = _relevances(lexicals, semantic)
+    totals = [
+        RELEVANCE_WEIGHT * rel + IMPORTANCE_WEIGHT * imp + RECENCY_WEIGHT * rec
+        for rel, imp, rec in zip(relevances, importances, recencies, strict=True)
+    ]
+    similarity = semantic if semantic is not None else [None] * len(entries)
+    return Signals(
+        entries, query, lexicals, matched, similarity, relevances, importances, recencies, totals
+    )
+
+
 def score_entries(
     entries: Sequence[IndexEntry],
     task: str,
@@ -209,43 +284,15 @@ def score_entries(
     few of each always-injected type. Plain floats are computed for every entry and a `Score`
     only for the entries that come back, so a 10k-entry index costs a few list passes.
     """
-    query = list(dict.fromkeys(tokenize(task)))
-    lexicals, matched = _lexical_scores(entries, query)
-    similarity = semantic if semantic is not None else [None] * len(entries)
-    importances = [min(1.0, max(0.0, e.importance)) for e in entries]
-    recencies = [recency_score(e.updated_at, now_ms) for e in entries]
-    relevances = _relevances(lexicals, semantic)
-    totals = [
-        RELEVANCE_WEIGHT * rel + IMPORTANCE_WEIGHT * imp + RECENCY_WEIGHT * rec
-        for rel, imp, rec in zip(relevances, importances, recencies, strict=True)
-    ]
-
-    def score_of(i: int) -> Score:
-        entry = entries[i]
-        return Score(
-            entry.id,
-            entry.type,
-            entry.name,
-            totals[i],
-            relevances[i],
-            importances[i],
-            recencies[i],
-            tuple(t for t in query if t in matched[i]),
-            lexical=lexicals[i],
-            semantic=similarity[i],
-        )
-
-    def key(i: int) -> tuple[float, int, str]:
-        return (-totals[i], -entries[i].updated_at, entries[i].name)
-
+    found = signals(entries, task, now_ms, semantic)
     everything = range(len(entries))
     if top is None:
-        return [score_of(i) for i in sorted(everything, key=key)]
-    picked = set(_best(everything, top, totals, key))
+        return [found.score_of(i) for i in sorted(everything, key=found.key)]
+    picked = set(found.best(everything, top))
     for entity_type in ALWAYS_INJECT:
         of_type = [i for i in everything if entries[i].type == entity_type]
-        picked.update(_best(of_type, ALWAYS_INJECT_PER_TYPE, totals, key))
-    return [score_of(i) for i in sorted(picked, key=key)]
+        picked.update(found.best(of_type, ALWAYS_INJECT_PER_TYPE))
+    return [found.score_of(i) for i in sorted(picked, key=found.key)]
 
 
 def select(ranked: Sequence[Score], limit: int) -> list[Score]:

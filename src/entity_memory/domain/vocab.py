@@ -158,3 +158,23 @@ def preference_category(value: str) -> str | None:
     if key in PREFERENCE_CATEGORIES:
         return key
     return PREFERENCE_CATEGORY_SYNONYMS.get(key)
+
+
+#: What a cost is counted per when it is a cost per acquisition: a conversion action as the ad
+#: platforms count them (a purchase, a booking, a sign-up, ...). A lead has a KPI of its own.
+CONVERSION_NOUNS = (
+    r"acquisitions?|actions?|conversions?|bookings?|sales?|orders?|purchases?|sign[- ]?ups?|"
+    r"customers?|transactions?|registrations?|subscriptions?|installs?"
+)
+#: KPIs that are one measurement under different words: a pattern and the canonical KPI. Two
+#: metrics of one owner whose KPIs canonicalise alike are one metric (extraction/resolve.py).
+KPI_SYNONYMS: tuple[tuple[str, str], ...] = (
+    (rf"cost per (?:{CONVERSION_NOUNS})|cpa", "CPA"),
+    (r"cost per lead|cpl", "CPL"),
+    (r"return on ad(?:vertising)? spend|roas", "ROAS"),
+    (r"click[ -]?through[ -]?rates?|ctr", "CTR"),
+    (r"cost per click|cpc", "CPC"),
+    (r"cost per (?:mille|thousand(?: impressions)?)|cpm", "CPM"),
+    (r"conversion rates?|cvr", "conversion rate"),
+    (r"average order value|aov", "AOV"),
+)

@@ -1,8 +1,10 @@
 """Entity resolution: a mention of something already stored updates it, never duplicates it.
 
 A candidate resolves to a stored entity of the same type by, in order: its normalised name or
-a known alias, the campaign id in its metadata, a close fuzzy match, or (where embeddings are
-on) a semantic neighbour found by `service.semantic_resolve`. Neither fuzzy nor semantic
+a known alias, the campaign id in its metadata, for a metric the same measurement (the same
+canonical KPI of the same campaign with the same qualifying words: "Alpha cost per booking" is
+"Alpha CPA", domain/kpi.py), a close fuzzy match, or (where embeddings are on) a semantic
+neighbour found by `service.semantic_resolve`. Neither fuzzy nor semantic
 matching ever crosses a KPI or a number ("Alpha CPA" is not "Alpha CPC", "Campaign 2" is not
 "Campaign 3"), and a resolved candidate takes the stored name, keeping its own as an alias.
 """
@@ -12,7 +14,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from entity_memory.domain.keys import slug_for
-from entity_memory.domain.models import EntityInputBase, IndexEntry
+from entity_memory.domain.kpi import canonical_kpi, qualifier
+from entity_memory.domain.links import CampaignNames, campaign_key
+from entity_memory.domain.models import EntityInputBase, IndexEntry, MetricMetadata
 from entity_memory.domain.text import normalize_name, tokenize
 from entity_memory.domain.vocab import CHANNEL_TERMS, KPI_TERMS
 
@@ -75,10 +79,57 @@ class Resolver:
             for entry in candidates:
                 if entry.id == slug_for(campaign_id) or campaign_id in entry.aliases:
                     return entry
+        measured = self._same_measurement(item, candidates)
+        if measured is not None:
+            return measured
         for entry in candidates:
             if fuzzy_same(item.name, entry.name):
                 return entry
         return neighbour
+
+    def _owner(self, item: EntityInputBase, names: CampaignNames) -> str | None:
+        """The campaign a metric candidate is about: the id its `campaign` names, else that
+        name itself (no such campaign yet), else a campaign its own name names; None: none."""
+        stated = item.metadata.campaign  # type: ignore[attr-defined]
+        if stated:
+            return names.find(stated) or campaign_key(stated)
+        return names.named_in(item.name)
+
+    def _same_measurement(
+        self, item: EntityInputBase, candidates: Sequence[IndexEntry]
+    ) -> IndexEntry | None:
+        """A stored metric measuring the same thing: canonical KPI, owner and qualifier."""
+        if not isinstance(getattr(item, "metadata", None), MetricMetadata):
+            return None
+        kpi = canonical_kpi(item.metadata.kpi) or canonical_kpi(item.name)  # type: ignore[attr-defined]
+        if kpi is None:
+            return None
+        names = CampaignNames(self._by_type.get("campaign", []))
+        owner = self._owner(item, names)
+        known = [*names.names.get(owner or "", []), owner or ""]
+        wanted = qualifier(item.name, known)
+        for entry in candidates:
+            theirs = (entry.links or entry.pending_links or [None])[0]
+            if entry.kpi == kpi and theirs == owner and qualifier(entry.name, known) == wanted:
+                return entry
+        return None
+
+    def _entry_of(self, item: EntityInputBase) -> IndexEntry:
+        """What the index will hold for a new candidate, as far as resolution reads it."""
+        entry = IndexEntry(
+            id=slug_for(item.name),
+            type=item.type,  # type: ignore[attr-defined]
+            name=item.name,
+            importance=item.importance,
+            updated_at=0,
+            aliases=list(item.aliases),
+        )
+        if isinstance(getattr(item, "metadata", None), MetricMetadata):
+            meta: MetricMetadata = item.metadata  # type: ignore[attr-defined]
+            entry.kpi = canonical_kpi(meta.kpi) or canonical_kpi(item.name)
+            owner = self._owner(item, CampaignNames(self._by_type.get("campaign", [])))
+            entry.links = [owner] if owner else None
+        return entry
 
     def resolve(
         self, item: EntityInputBase, neighbour: IndexEntry | None = None
@@ -90,16 +141,7 @@ class Resolver:
         entry = self._find(item, neighbour)
         if entry is None:
             # Later candidates in the same batch resolve to this one.
-            self._by_type.setdefault(item.type, []).append(  # type: ignore[attr-defined]
-                IndexEntry(
-                    id=slug_for(item.name),
-                    type=item.type,
-                    name=item.name,  # type: ignore[attr-defined]
-                    importance=item.importance,
-                    updated_at=0,
-                    aliases=list(item.aliases),
-                )
-            )
+            self._by_type.setdefault(item.type, []).append(self._entry_of(item))  # type: ignore[attr-defined]
             return item, None
         aliases = list(item.aliases)
         if normalize_name(item.name) != normalize_name(entry.name):

@@ -135,6 +135,9 @@ class ScoreOut(Out):
     always_injected: bool
     lexical: float = Field(description="keyword relevance, 0..1")
     semantic: float | None = Field(description="embedding relevance, 0..1; null: no vector")
+    linked_to: str | None = Field(
+        default=None, description="the chosen campaign this entity came with (its id)"
+    )
 
 
 class Ranking(Out):
@@ -143,6 +146,14 @@ class Ranking(Out):
         default=None,
         description="why ranking was keyword-only: off (no embedding model), other_model "
         "(the index's vectors are another model's; reindex), few_vectors, model_failed",
+    )
+    relevant: int | None = Field(
+        default=None, description="how many entities reached the relevance floor for the task"
+    )
+    fallback: Literal["important_recent"] | None = Field(
+        default=None,
+        description="set when nothing stored is relevant to the task: the block then holds "
+        "preferences, open pain points and the most important recent entities",
     )
 
 

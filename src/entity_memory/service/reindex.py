@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from entity_memory.domain.index_entries import index_entry_for
 from entity_memory.domain.keys import entity_key, entity_prefix
+from entity_memory.domain.links import link_entries
 from entity_memory.domain.models import EntityIndex, IndexEntry
 from entity_memory.storage.kv import MAX_BULK_GET_KEYS
 from entity_memory.storage.store import EntityStore, drop_vectors
@@ -30,7 +31,9 @@ async def reindex(store: EntityStore, user_id: str) -> dict[str, int]:
         else:
             to_fetch.append(key.name)
     fetched = await store.get_many(to_fetch)
-    entries += [index_entry_for(e) for e in fetched.values() if e is not None]
+    written = [(index_entry_for(e), e) for e in fetched.values() if e is not None]
+    entries += [entry for entry, _ in written]
+    link_entries(entries, written)
     entries.sort(key=lambda e: (e.updated_at, e.type, e.id))
     new_ids = {(e.type, e.id) for e in entries}
     rebuilt = previous.model_copy(update={"entries": entries})

@@ -8,11 +8,12 @@ entity expired (see service/expiry.py).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from entity_memory.domain.keys import entity_key
 from entity_memory.domain.models import BaseEntity, EntityIndex
-from entity_memory.domain.ranking import Score, score_entries, select
+from entity_memory.domain.ranking import Score, signals
+from entity_memory.domain.selection import choose
 from entity_memory.embeddings.embedder import Embedder
 from entity_memory.embeddings.status import LexicalReason
 from entity_memory.embeddings.vectors import (
@@ -36,6 +37,12 @@ class Retrieval:
     scores: list[Score]
     #: Why ranking was lexical only; None when the semantic channel took part.
     lexical_reason: LexicalReason | None = None
+    #: How many entities reached the relevance floor (domain/selection.py).
+    relevant: int = 0
+    #: "important_recent" when nothing was relevant to the task; None otherwise.
+    fallback: str | None = None
+    #: (type, id) -> the ids of the campaigns it is linked to, for the chosen entities.
+    links: dict[tuple[str, str], list[str]] = field(default_factory=dict)
 
 
 async def semantic_similarity(
@@ -66,7 +73,8 @@ async def retrieve_for_context(
     report_expired: ReportExpired | None = None,
     semantic: SemanticStep = semantic_similarity,
 ) -> Retrieval:
-    """Rank the index for `task`, then bulk-get the chosen entities.
+    """Rank the index for `task`, choose what the task needs (domain/selection.py), then
+    bulk-get the chosen entities.
 
     Entities whose KV document has expired are left out of the answer; their entries are
     dropped here, or handed to `report_expired` when another (the user's writer) owns the
@@ -76,8 +84,8 @@ async def retrieve_for_context(
     if not index.entries or limit <= 0:
         return Retrieval([], [], None if store.embedder else "off")
     similarity, reason = await semantic(store.embedder, index, task)
-    ranked = score_entries(index.entries, task, store.clock(), top=limit, semantic=similarity)
-    chosen = select(ranked, limit)
+    picked = choose(signals(index.entries, task, store.clock(), similarity), limit)
+    chosen = picked.scores
     keys = [entity_key(user_id, s.type, s.id) for s in chosen]
     found = await store.get_many(keys)
     entities: list[BaseEntity] = []
@@ -93,4 +101,4 @@ async def retrieve_for_context(
         await remove_expired(store, user_id, index, expired)
     elif expired and report_expired is not None:
         await report_expired(user_id, sorted((e.type, e.id) for e in expired))
-    return Retrieval(entities, scores, reason)
+    return Retrieval(entities, scores, reason, picked.relevant, picked.fallback, picked.links)

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from entity_memory.domain.index_entries import embedding_text, index_entry_for, reusable_vectors
+from entity_memory.domain.index_entries import embedding_text, place_entries, reusable_vectors
 from entity_memory.domain.keys import (
     entity_key,
     entity_prefix,
@@ -306,16 +306,7 @@ class EntityStore:
         """Put (or replace) the entries of `entities` in `index`, with their vectors, and
         write it once."""
         vectors = await self.vectors_for(index, entities)
-        positions = {(e.type, e.id): i for i, e in enumerate(index.entries)}
-        for entity in entities:
-            entry = index_entry_for(entity)
-            entry.vec = vectors.get((entity.type, entity.id))
-            pos = positions.get((entity.type, entity.id))
-            if pos is None:
-                positions[(entity.type, entity.id)] = len(index.entries)
-                index.entries.append(entry)
-            else:
-                index.entries[pos] = entry
+        place_entries(index, entities, vectors)
         await self.write_index(user_id, index)
 
     async def vectors_for(

@@ -6,10 +6,10 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from entity_memory.domain.context import assemble_entity_context
 from entity_memory.http.deps import ExpiredReportDep, StoreDep, UserId
 from entity_memory.http.schemas import ContextBody, ContextResponse
-from entity_memory.service.retrieval import retrieve_for_context
+from entity_memory.service.context_block import context_block
+from entity_memory.service.retrieval import Retrieval, retrieve_for_context
 
 router = APIRouter(tags=["context"])
 
@@ -26,17 +26,21 @@ async def context(
     found = await retrieve_for_context(store, user_id, body.task, body.limit, report_expired=report)
     docs = [e.to_json_dict() for e in found.entities]
     result: dict[str, Any] = {
-        "context": assemble_entity_context(docs, body.max_tokens, body.task),
+        "context": context_block(found, body.task, body.max_tokens),
         "entities": docs,
-        "ranking": _ranking(found.lexical_reason),
+        "ranking": _ranking(found),
     }
     if body.explain:
         result["scores"] = [s.to_json_dict() for s in found.scores]
     return result
 
 
-def _ranking(lexical_reason: str | None) -> dict[str, Any]:
-    """Whether the semantic channel took part; when not, why (it degrades, never fails)."""
-    if lexical_reason is None:
-        return {"semantic": True}
-    return {"semantic": False, "lexicalReason": lexical_reason}
+def _ranking(found: Retrieval) -> dict[str, Any]:
+    """Whether the semantic channel took part, and when not, why (it degrades, never fails);
+    how many entities were relevant to the task, and when none was, what came instead."""
+    out: dict[str, Any] = {"semantic": found.lexical_reason is None, "relevant": found.relevant}
+    if found.lexical_reason is not None:
+        out["lexicalReason"] = found.lexical_reason
+    if found.fallback is not None:
+        out["fallback"] = found.fallback
+    return out

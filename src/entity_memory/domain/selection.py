@@ -1,0 +1,118 @@
+"""Which ranked entities go into a context: only what the task needs (issue 22).
+
+Ranking (domain/ranking.py) orders every entry by 0.6 relevance + 0.3 importance + 0.1
+recency; selection decides what is worth a place, reading index entries only:
+
+- entities whose relevance to the task reaches RELEVANCE_FLOOR, or that the task names (every
+  word of the name in the task), best first;
+- preferences and open pain points, always (SPEC best practice 4: up to five of each, at most
+  half of `limit`);
+- for each chosen campaign, the entities linked to it (domain/links.py): its metrics, its most
+  recent decisions and its open pain points, in the slots left;
+- when nothing reaches the floor (the task names nothing known), the few most important recent
+  entities instead, and the selection says so (`fallback`).
+
+`limit` is a ceiling, never a quota: slots nothing relevant fills stay empty.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+
+from entity_memory.domain.ranking import (
+    ALWAYS_INJECT,
+    ALWAYS_INJECT_PER_TYPE,
+    SEMANTIC_SHARE,
+    Score,
+    Signals,
+    select,
+)
+
+#: Relevance (0..1, lexical and semantic mixed) an entity needs to be in the context for the
+#: task's sake. Above SEMANTIC_SHARE on purpose: semantic similarity is rescaled min-max over
+#: the user's own entries, so it says which entity is *closest* to any task, never that one is
+#: close; alone it can order entities, not admit them (a task that only means an entity still
+#: gets it first in the fallback, which ranks by the same score). Measured with
+#: bench/bench_retrieval.py --floors on the dev probes (docs/retrieval.md has the table):
+#: 0.3 is the lowest round value above the semantic share; hit@10 lexical 0.775, hybrid 0.841
+#: (0.862 for both with no floor), answers of 10.7-11.3 entities instead of 20, and a task from
+#: another scenario gets its preferences and pain points plus about 3 others instead of 13.
+RELEVANCE_FLOOR = 0.3
+assert RELEVANCE_FLOOR > SEMANTIC_SHARE
+#: What a task that names nothing known gets besides preferences and open pain points: a short
+#: "what has been going on", not a dump of the memory.
+FALLBACK_ENTITIES = 3
+#: What a chosen campaign brings along, at most, per kind.
+COMPANIONS: dict[str, int] = {"metric": 5, "decision": 3, "pain_point": 3}
+FALLBACK_REASON = "important_recent"
+
+
+@dataclass(frozen=True)
+class Selection:
+    scores: list[Score]
+    #: How many entities reached the relevance floor.
+    relevant: int
+    #: Why the selection is not the task's (None: it is): "important_recent".
+    fallback: str | None = None
+    #: (type, id) -> the campaign ids it is linked to, for the chosen entities with links.
+    links: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+
+
+def _always(sig: Signals) -> list[int]:
+    """The best preferences and open pain points (a resolved one is no longer a pain)."""
+    of_type: dict[str, list[int]] = {t: [] for t in ALWAYS_INJECT}
+    for i, entry in enumerate(sig.entries):
+        found = of_type.get(entry.type)
+        if found is not None and not entry.resolved:
+            found.append(i)
+    return [i for t in ALWAYS_INJECT for i in sig.best(of_type[t], ALWAYS_INJECT_PER_TYPE)]
+
+
+def _companions(sig: Signals, campaigns: Sequence[str], taken: set[int]) -> list[tuple[int, str]]:
+    """(index, campaign id) of what the chosen `campaigns` bring, first campaign first."""
+    wanted = set(campaigns)
+    linked: dict[str, dict[str, list[int]]] = {c: {} for c in campaigns}
+    for i, entry in enumerate(sig.entries):
+        if not entry.links or i in taken or entry.type not in COMPANIONS or entry.resolved:
+            continue
+        for campaign in entry.links:
+            if campaign in wanted:
+                linked[campaign].setdefault(entry.type, []).append(i)
+                break
+    out: list[tuple[int, str]] = []
+    for campaign in campaigns:
+        for kind, cap in COMPANIONS.items():
+            found = linked[campaign].get(kind, [])
+            if kind == "decision":  # the most recent decisions: what was last done to it
+                best = sorted(found, key=lambda i: -sig.entries[i].updated_at)[:cap]
+            else:
+                best = sig.best(found, cap)
+            out += [(i, campaign) for i in best]
+    return out
+
+
+def choose(sig: Signals, limit: int) -> Selection:
+    """The entities for a context of at most `limit`, best first (companions marked)."""
+    if limit <= 0 or not sig.entries:
+        return Selection([], 0)
+    entries = sig.entries
+    relevant = [i for i, r in enumerate(sig.relevances) if r >= RELEVANCE_FLOOR or sig.named(i)]
+    fallback = None
+    core = sig.best(relevant, limit)
+    if not core:
+        fallback = FALLBACK_REASON
+        others = [i for i, e in enumerate(entries) if e.type not in ALWAYS_INJECT]
+        core = sig.best(others, min(FALLBACK_ENTITIES, limit))
+    candidates = sorted(set(core) | set(_always(sig)), key=sig.key)
+    position = {(entries[i].type, entries[i].id): i for i in candidates}
+    chosen = select([sig.score_of(i) for i in candidates], limit)
+    taken = {position[s.type, s.id] for s in chosen}
+    campaigns = [s.id for s in chosen if s.type == "campaign"]
+    if campaigns and fallback is None and len(chosen) < limit:
+        for i, campaign in _companions(sig, campaigns, taken)[: limit - len(chosen)]:
+            chosen.append(replace(sig.score_of(i), linked_to=campaign))
+            taken.add(i)
+    chosen.sort(key=lambda s: -s.score)
+    links = {(entries[i].type, entries[i].id): list(entries[i].links or []) for i in taken}
+    return Selection(chosen, len(relevant), fallback, {k: v for k, v in links.items() if v})

@@ -1,0 +1,85 @@
+"""One entity per real thing: KPI synonyms of one owner resolve to one metric at write time."""
+
+from __future__ import annotations
+
+from entity_memory.domain.kpi import canonical_kpi, qualifier
+from entity_memory.domain.models import IndexEntry
+from entity_memory.extraction.base import Message
+from entity_memory.extraction.registry import build_extractor
+from entity_memory.extraction.resolve import Resolver
+from entity_memory.service.bindings import Bindings
+from entity_memory.service.extract_session import SessionExtraction
+from entity_memory.settings import Settings
+from entity_memory.storage.d1 import CountingD1
+from entity_memory.storage.kv import CountingKV
+from entity_memory.storage.ledger import Ledger
+from entity_memory.storage.store import EntityStore
+from tests.unit.factories import metric
+
+from .conftest import Clock
+
+DAY = 24 * 60 * 60 * 1000
+
+
+def test_kpi_synonyms_share_a_canonical_kpi() -> None:
+    for text in ("cost per booking", "Cost per acquisition", "CPA", "cost per conversion"):
+        assert canonical_kpi(text) == "CPA"
+    assert canonical_kpi("cost per lead") == canonical_kpi("CPL") == "CPL"
+    assert canonical_kpi("Monthly spend") is None
+
+
+def test_the_qualifier_is_what_is_left_of_the_name() -> None:
+    assert qualifier("Alpha cost per booking", ["alpha"]) == qualifier("Alpha CPA", ["alpha"])
+    assert qualifier("Alpha mobile CPA", ["alpha"]) == {"mobile"}
+
+
+def stored(name: str, kpi: str, links: list[str] | None) -> IndexEntry:
+    slug = name.lower().replace(" ", "-")
+    return IndexEntry(
+        id=slug, type="metric", name=name, importance=0.5, updated_at=1, kpi=kpi, links=links
+    )
+
+
+def campaign_entry() -> IndexEntry:
+    return IndexEntry(
+        id="campaign-alpha", type="campaign", name="Campaign Alpha", importance=0.5, updated_at=1
+    )
+
+
+def test_a_synonym_of_the_same_campaign_resolves_onto_the_stored_metric() -> None:
+    resolver = Resolver([campaign_entry(), stored("Alpha CPA", "CPA", ["campaign-alpha"])])
+    booking = metric(name="Alpha cost per booking", metadata={"kpi": "cost per booking"})
+    resolved, entry = resolver.resolve(booking)
+    assert entry is not None and resolved.id == "alpha-cpa"  # type: ignore[attr-defined]
+    assert "Alpha cost per booking" in resolved.aliases
+
+
+def test_no_merge_across_campaigns_kpis_or_qualifiers() -> None:
+    resolver = Resolver([campaign_entry(), stored("Alpha CPA", "CPA", ["campaign-alpha"])])
+    for other in (
+        metric(name="Account cost per booking", metadata={"kpi": "cost per booking"}),
+        metric(name="Alpha cost per lead", metadata={"kpi": "cost per lead"}),
+        metric(name="Alpha mobile cost per booking", metadata={"kpi": "cost per booking"}),
+    ):
+        assert resolver.resolve(other)[1] is None, other.name
+
+
+async def test_two_kpi_synonyms_of_one_campaign_end_as_one_metric_with_both_observations(
+    kv: CountingKV, clock: Clock, db: CountingD1
+) -> None:
+    ledger = Ledger(db)
+    store = EntityStore(kv, Settings(), clock, ledger)
+    bindings = Bindings(kv=kv, clock=clock, db=db, vars={"EXTRACTOR": "rules"})
+    run = SessionExtraction(store, ledger, bindings, build_extractor)
+    said = {
+        "s1": "Campaign Alpha runs on Manual CPC. Campaign Alpha's cost per booking is $48.",
+        "s2": "Campaign Alpha's CPA is $41 now.",
+    }
+    for session, text in said.items():
+        clock.advance(DAY)
+        await run.run("u1", session, [Message(role="user", content=text)], "rules")
+    metrics = [e for e in await store.list("u1") if e.type == "metric"]
+    assert len(metrics) == 1 and metrics[0].links == ["campaign-alpha"]
+    doc = await store.get("u1", "metric", metrics[0].id)
+    assert doc is not None
+    assert [(h.value, h.session_id) for h in doc.metadata.history] == [(48, "s1"), (41, "s2")]  # type: ignore[attr-defined]

@@ -1,0 +1,59 @@
+"""Links between entities come from what is stored, resolved to campaign ids at write time."""
+
+from __future__ import annotations
+
+from entity_memory.domain.index_entries import index_entry_for
+from entity_memory.domain.links import CampaignNames, campaign_key, links_of
+from entity_memory.domain.merge import merge
+from entity_memory.storage.store import EntityStore
+from tests.unit.factories import campaign, decision, item, metric, pain_point
+
+
+def entry_of(entity_input: object) -> object:
+    return merge(None, entity_input, "u1", "s1", 1).entity  # type: ignore[arg-type]
+
+
+def test_campaign_key_drops_the_generic_words() -> None:
+    assert campaign_key("Campaign Alpha") == campaign_key("alpha campaign") == "alpha"
+    assert campaign_key("campaign-alpha") == "alpha"
+
+
+def test_stated_campaign_resolves_by_name_or_alias() -> None:
+    stored = entry_of(campaign(name="Greek Islands Packages", aliases=["Greece"]))
+    names = CampaignNames([index_entry_for(stored)])  # type: ignore[arg-type]
+    by_alias = entry_of(metric(name="Greece CTR", metadata={"kpi": "CTR", "campaign": "greece"}))
+    assert links_of(by_alias, names) == ([stored.id], [])  # type: ignore[attr-defined, arg-type]
+
+
+def test_a_campaign_named_in_the_name_is_evidence_and_no_evidence_stays_unlinked() -> None:
+    stored = entry_of(campaign())
+    names = CampaignNames([index_entry_for(stored)])  # type: ignore[arg-type]
+    named = entry_of(metric(metadata={"kpi": "CPA", "value": 40}))  # "Alpha CPA"
+    account = entry_of(metric(name="Account CPA", metadata={"kpi": "CPA", "value": 40}))
+    assert links_of(named, names)[0] == ["campaign-alpha"]  # type: ignore[arg-type]
+    assert links_of(account, names) == ([], [])  # type: ignore[arg-type]
+
+
+async def test_links_are_kept_in_the_index_entries(store: EntityStore) -> None:
+    await store.upsert_many("u1", [campaign(), metric(), decision(), pain_point()], "s1")
+    by_type = {e.type: e for e in (await store.read_index("u1")).entries}
+    for kind in ("metric", "decision", "pain_point"):
+        assert by_type[kind].links == ["campaign-alpha"]
+    assert by_type["campaign"].links is None
+
+
+async def test_a_campaign_written_later_links_what_named_it(store: EntityStore) -> None:
+    beta = {"kpi": "CTR", "value": 2.0, "campaign": "Campaign Beta"}
+    await store.upsert_many("u1", [metric(name="Beta CTR", metadata=beta)], "s1")
+    [before] = (await store.read_index("u1")).entries
+    assert before.links is None and before.pending_links == ["beta"]
+    await store.upsert_many("u1", [campaign(name="Campaign Beta")], "s2")
+    after = {e.type: e for e in (await store.read_index("u1")).entries}["metric"]
+    assert after.links == ["campaign-beta"] and after.pending_links is None
+
+
+async def test_a_resolved_pain_point_is_marked_in_its_entry(store: EntityStore) -> None:
+    done = item(type="pain_point", name="Old gap", metadata={"resolved": True})
+    await store.upsert_many("u1", [done, pain_point()], "s1")
+    resolved = {e.name: e.resolved for e in (await store.read_index("u1")).entries}
+    assert resolved == {"Old gap": True, "Conversion tracking gaps": None}

@@ -1,0 +1,84 @@
+"""Only what the task needs: a relevance floor, always-injected preferences and open pain
+points, a chosen campaign's linked entities, and a fallback for tasks that name nothing."""
+
+from __future__ import annotations
+
+from entity_memory.domain.selection import FALLBACK_ENTITIES, FALLBACK_REASON
+from entity_memory.service.retrieval import retrieve_for_context
+from entity_memory.storage.store import EntityStore
+from tests.unit.factories import campaign, decision, item, metric, pain_point, preference
+
+REGIONS = ("Nordics", "Iberia", "Benelux", "Balkans", "Baltics", "Andes")
+
+
+def regional_campaigns() -> list[object]:
+    return [
+        campaign(name=f"{region} Search", content=f"{region} search campaign, budget $50/day")
+        for region in REGIONS
+    ]
+
+
+async def test_an_unrelated_task_does_not_get_every_entity(store: EntityStore) -> None:
+    solved = item(type="pain_point", name="Feed errors", metadata={"resolved": True})
+    stored = [*regional_campaigns(), preference(), pain_point(), solved]
+    await store.upsert_many("u1", stored, "s1")  # type: ignore[arg-type]
+    found = await retrieve_for_context(store, "u1", "Write a haiku about autumn leaves")
+    names = [e.name for e in found.entities]
+    assert found.fallback == FALLBACK_REASON and found.relevant == 0
+    assert "Concise weekly summaries" in names and "Conversion tracking gaps" in names
+    assert "Feed errors" not in names  # resolved: no longer a pain to inject
+    assert sum(e.type == "campaign" for e in found.entities) == FALLBACK_ENTITIES
+    assert len(found.entities) < len(stored)
+
+
+async def test_limit_is_a_ceiling_not_a_quota(store: EntityStore) -> None:
+    await store.upsert_many("u1", [*regional_campaigns(), preference()], "s1")  # type: ignore[arg-type]
+    found = await retrieve_for_context(store, "u1", "How is Iberia doing?", limit=20)
+    assert found.fallback is None and found.relevant >= 1
+    assert [e.name for e in found.entities if e.type == "campaign"] == ["Iberia Search"]
+    assert {e.name for e in found.entities} == {"Iberia Search", "Concise weekly summaries"}
+
+
+async def test_a_campaign_brings_its_metrics_decisions_and_open_pain_points(
+    store: EntityStore,
+) -> None:
+    bare = {"kpi": "CTR", "value": 3.0, "campaign": "Campaign Alpha"}
+    await store.upsert_many(
+        "u1",
+        [
+            campaign(),
+            *regional_campaigns(),
+            metric(name="Click rate", content="3%", metadata=bare),
+            decision(name="Widen match types", content="broad match on two ad groups"),
+            pain_point(),
+        ],  # type: ignore[list-item]
+        "s1",
+    )
+    found = await retrieve_for_context(store, "u1", "Review Campaign Alpha")
+    linked = {s.name: s.linked_to for s in found.scores}
+    assert "Click rate" in linked  # its `campaign` field names Alpha: relevant on its own
+    assert linked["Widen match types"] == "campaign-alpha"  # shares no word with the task
+    assert "Conversion tracking gaps" in linked
+    assert not any(e.name.endswith("Search") for e in found.entities)
+    assert found.links[("metric", "click-rate")] == ["campaign-alpha"]
+
+
+async def test_companions_stay_within_the_limit(store: EntityStore) -> None:
+    kpis = ("CTR", "CPC", "CPM", "ROAS")
+    metrics = [
+        metric(name=f"Rate {k}", content="", metadata={"kpi": k, "campaign": "Campaign Alpha"})
+        for k in kpis
+    ]
+    await store.upsert_many("u1", [campaign(), *metrics], "s1")  # type: ignore[list-item]
+    found = await retrieve_for_context(store, "u1", "Review Campaign Alpha", limit=3)
+    assert len(found.entities) == 3
+    assert found.entities[0].name == "Campaign Alpha"
+
+
+async def test_an_entity_the_task_names_is_relevant_in_a_tiny_memory(store: EntityStore) -> None:
+    """With two entities every word is common, which lowers relevance; a name is a name."""
+    bare = campaign(name="Alpha", content="search")
+    await store.upsert_many("u1", [bare, metric(name="Alpha CPA")], "s1")  # type: ignore[list-item]
+    found = await retrieve_for_context(store, "u1", "Alpha CPA")
+    assert {e.name for e in found.entities} == {"Alpha", "Alpha CPA"}
+    assert found.fallback is None
