@@ -345,10 +345,11 @@ def test_two_campaigns_each_keep_their_own_figure() -> None:
     assert values.get("Spin Class") == 14 and values.get("Yoga Mats", 9) == 9
 
 
-def test_a_campaigns_metric_is_also_known_by_the_campaigns_short_name() -> None:
+def test_a_campaigns_metric_is_named_by_the_campaigns_short_name() -> None:
     (metric,) = of(run(user("Campaign Lotus Search CPA is $41 this week.")), "metric")
-    assert metric["name"] == "Campaign Lotus Search CPA"
-    assert metric["aliases"] == ["Campaign Lotus CPA"]
+    assert metric["name"] == "Campaign Lotus CPA"
+    assert metric["aliases"] == ["Campaign Lotus Search CPA"]
+    assert metric["metadata"]["campaign"] == "Campaign Lotus Search"
 
 
 def test_no_short_name_alias_where_two_campaigns_share_the_short_name() -> None:
@@ -357,7 +358,13 @@ def test_no_short_name_alias_where_two_campaigns_share_the_short_name() -> None:
         user("Campaign Lotus PMax has a $30/day budget."),
     )
     (metric,) = of(cands, "metric")
+    assert metric["name"] == "Campaign Lotus Search CPA"
     assert "aliases" not in metric
+
+
+def test_a_daily_budget_after_a_kpi_is_not_its_value() -> None:
+    (metric,) = of(run(user("Campaign Lotus: 94% impression share at $25/day.")), "metric")
+    assert metric["metadata"]["value"] == 94
 
 
 def test_a_standing_request_about_reports_is_a_preference() -> None:

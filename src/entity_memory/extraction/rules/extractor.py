@@ -172,10 +172,16 @@ def to_candidates(
     for entity_type, facts in found.items():
         summary, meta = _BUILDERS[entity_type]
         for key, fact in facts.items():
+            # A campaign's metric is named as people say it, by the campaign's short name
+            # ("Brand CTR"); the full name stays an alias.
+            short = metrics.aliases(fact, campaign_names) if entity_type == "metric" else []
             stored = names.get((entity_type, key))
+            if stored is None and short:
+                stored = names.get((entity_type, normalize_name(short[0])))
+            name = stored or (short[0] if short else fact.name)
             candidate: dict[str, Any] = {
                 "type": entity_type,
-                "name": stored or fact.name,
+                "name": name,
                 "content": summary(fact),
                 "importance": importance(entity_type, fact),
                 # `source` becomes the stored provenance (the pipeline adds session, date and
@@ -183,9 +189,7 @@ def to_candidates(
                 "source": _stating(fact.sources, meta(fact)),
                 "metadata": {**meta(fact), "provenance": provenance(fact.sources)},
             }
-            aliases = metrics.aliases(fact, campaign_names) if entity_type == "metric" else []
-            if stored and normalize_name(stored) != normalize_name(fact.name):
-                aliases.insert(0, fact.name)
+            aliases = [a for a in (fact.name, *short) if normalize_name(a) != normalize_name(name)]
             if aliases:
                 candidate["aliases"] = aliases
             out.append(candidate)

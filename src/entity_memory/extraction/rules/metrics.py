@@ -43,8 +43,12 @@ _UNIT_COST = re.compile(
 _TIME_UNITS = frozenset("day days week month year hour night time piece".split())
 _FROM = re.compile(r"\bfrom\s*$", re.I)
 _UNITS = {"$": "USD", "€": "EUR", "£": "GBP", "%": "%", "percent": "%", "x": "x"}
-#: A number followed by one of these counts something else ("30 days", "2 weeks").
-_NOT_A_KPI_VALUE = re.compile(r"^\s*(?:days?|weeks?|months?|years?|hours?|clicks|people)\b", re.I)
+#: A number followed by one of these counts something else ("30 days", "2 weeks"), or is a
+#: daily budget ("94% impression share at $25/day": the share is 94).
+_NOT_A_KPI_VALUE = re.compile(
+    r"^\s*(?:(?:days?|weeks?|months?|years?|hours?|clicks|people)\b|/\s*day\b|per day\b|a day\b)",
+    re.I,
+)
 
 
 @dataclass
@@ -201,7 +205,7 @@ def short_campaign(name: str) -> str:
 
 
 def aliases(r: Reading, campaign_names: Iterable[str]) -> list[str]:
-    """Other names the reading goes by: its KPI after the campaign's short name, unless
+    """The name people give the reading: its KPI after the campaign's short name, unless
     another of the user's campaigns has that short name too ("Sale Search", "Sale PMax"):
     an alias two metrics share would merge them."""
     if not r.campaign:
