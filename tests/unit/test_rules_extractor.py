@@ -442,3 +442,15 @@ def test_a_table_of_kpis_keeps_each_kpis_latest_value() -> None:
 def test_a_table_without_numbers_or_kpis_gives_nothing() -> None:
     table = "| Keyword | Match type |\n|---|---|\n| lotus mats | phrase |"
     assert of(run(assistant(table)), "metric") == []
+
+
+def test_a_problem_named_by_its_first_word_is_a_pain_point() -> None:
+    (pain,) = of(run(user("and the spam leads again, two more this week")), "pain_point")
+    assert pain["name"] == "Spam leads"
+    assert of(run(assistant("We filtered the spam leads.")), "pain_point") == []
+
+
+def test_a_thing_the_user_calls_garbage_is_a_pain_point() -> None:
+    text = "Main issue #2: the form leads are garbage, half are students."
+    (pain,) = of(run(user(text)), "pain_point")
+    assert pain["name"] == "Form leads"
