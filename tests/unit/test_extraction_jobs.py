@@ -89,9 +89,9 @@ async def test_a_resent_session_finds_its_job_and_is_not_run_twice(
     host = twin.host("jo")
     original, runs = host.serve, []
 
-    async def counted(name: str, call_json: str) -> str:
+    async def counted(name: str, call_json: str, **options: bool) -> str:
         runs.append(name)
-        return await original(name, call_json)
+        return await original(name, call_json, **options)
 
     host.serve = counted  # type: ignore[method-assign]
     first = await client.post(extract_url("jo", "s1", "?wait=true"), json=conversation(2))
@@ -129,13 +129,13 @@ async def test_a_job_a_crash_interrupted_resumes_without_counting_twice(
     original = host.serve
     served = 0
 
-    async def dies_after_the_first_chunk(name: str, call_json: str) -> str:
+    async def dies_after_the_first_chunk(name: str, call_json: str, **options: bool) -> str:
         nonlocal served
         if name == "extract":
             served += 1
             if served == 2:
                 raise asyncio.CancelledError  # the instance dies mid-job
-        return await original(name, call_json)
+        return await original(name, call_json, **options)
 
     host.serve = dies_after_the_first_chunk  # type: ignore[method-assign]
     r = await client.post(extract_url("jo", "s1"), json=conversation(JOB_CHUNK_MESSAGES + 3))
@@ -159,8 +159,8 @@ async def test_erasing_the_user_stops_a_running_job(
     host = twin.host("jo")
     original = host.serve
 
-    async def erase_after_the_first_chunk(name: str, call_json: str) -> str:
-        reply = await original(name, call_json)
+    async def erase_after_the_first_chunk(name: str, call_json: str, **options: bool) -> str:
+        reply = await original(name, call_json, **options)
         if name == "extract":
             host.serve = original  # type: ignore[method-assign]
             assert (await client.delete("/v1/users/jo")).status_code == 200
@@ -171,3 +171,18 @@ async def test_erasing_the_user_stops_a_running_job(
     await settle(twin)
     assert (await memkv.list(prefix="entity:jo:")).keys == []
     assert (await client.get("/v1/users/jo/jobs")).json()["jobs"] == []
+
+
+async def test_a_jobs_chunks_share_index_writes_and_done_means_kv_has_them_all(
+    client: httpx.AsyncClient, twin: WriterTwin, memkv: InMemoryKV
+) -> None:
+    """No client waits on a chunk, so a chunk does not wait for KV's index (one write a
+    second per key): the chunks' index changes coalesce, and the job waits for KV once,
+    before it says `done`."""
+    r = await client.post(extract_url("jo", "s1"), json=conversation(4 * JOB_CHUNK_MESSAGES))
+    await settle(twin)
+    done = (await client.get(r.json()["statusUrl"])).json()
+    assert done["state"] == "done" and done["chunksDone"] == 4
+    index = await memkv.get_json("index:jo:entities")
+    assert index is not None and len(index["entries"]) == 4 * JOB_CHUNK_MESSAGES
+    assert twin.writer("jo").index_writes < 4

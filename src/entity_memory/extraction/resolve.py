@@ -12,6 +12,7 @@ matching ever crosses a KPI or a number ("Alpha CPA" is not "Alpha CPC", "Campai
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 
 from entity_memory.domain.keys import slug_for
 from entity_memory.domain.kpi import canonical_kpi, qualifier
@@ -19,6 +20,7 @@ from entity_memory.domain.links import CampaignNames, campaign_key
 from entity_memory.domain.models import EntityInputBase, IndexEntry, MetricMetadata
 from entity_memory.domain.text import normalize_name, tokenize
 from entity_memory.domain.vocab import CHANNEL_TERMS, KPI_TERMS
+from entity_memory.extraction.name_lookup import TypeEntries
 
 FUZZY_JACCARD = 0.75
 
@@ -27,16 +29,27 @@ FUZZY_JACCARD = 0.75
 _GENERIC = frozenset({"campaign", "the"})
 
 
-def _terms(name: str) -> set[str]:
-    terms = set(tokenize(name)) or set(normalize_name(name).split())
+@lru_cache(maxsize=16384)
+def _terms(name: str) -> frozenset[str]:
+    """Cached: resolution compares each candidate with many stored names."""
+    terms = frozenset(tokenize(name)) or frozenset(normalize_name(name).split())
     return (terms - _GENERIC) or terms
 
 
-def _compatible(ta: set[str], tb: set[str]) -> bool:
-    def pinned(t: set[str]) -> set[str]:
-        return {x for x in t if x in KPI_TERMS or any(ch.isdigit() for ch in x)}
+def _pinned(t: frozenset[str]) -> frozenset[str]:
+    """The terms no two names may differ in: KPIs and numbers."""
+    return frozenset(x for x in t if x in KPI_TERMS or any(ch.isdigit() for ch in x))
 
-    if pinned(ta) != pinned(tb):
+
+@lru_cache(maxsize=16384)
+def pinned_terms(name: str) -> tuple[frozenset[str], frozenset[str]]:
+    """(the pinned terms, all the terms) of a name, as `TypeEntries` files it."""
+    terms = _terms(name)
+    return _pinned(terms), terms
+
+
+def _compatible(ta: frozenset[str], tb: frozenset[str]) -> bool:
+    if _pinned(ta) != _pinned(tb):
         return False
     ca, cb = ta & CHANNEL_TERMS, tb & CHANNEL_TERMS
     return not (ca and cb and ca != cb)
@@ -59,30 +72,51 @@ def fuzzy_same(a: str, b: str) -> bool:
 
 
 class Resolver:
-    """Resolves candidates against the user's index (and each other, within one batch)."""
+    """Resolves candidates against the user's index (and each other, within one batch).
+
+    Each type's entries are filed once (`TypeEntries`), so resolving a candidate reads only
+    the entries it could match: a batch costs about its own size, not its size times the
+    index's."""
 
     def __init__(self, entries: Sequence[IndexEntry]) -> None:
-        self._by_type: dict[str, list[IndexEntry]] = {}
+        self._by_type: dict[str, TypeEntries] = {}
+        self._campaign_names: CampaignNames | None = None
         for entry in entries:
-            self._by_type.setdefault(entry.type, []).append(entry)
+            self._file(entry)
+
+    def _file(self, entry: IndexEntry) -> None:
+        if entry.type not in self._by_type:
+            self._by_type[entry.type] = TypeEntries(pinned_terms)
+        self._by_type[entry.type].add(entry)
+        if entry.type == "campaign":
+            self._campaign_names = None
+
+    def _campaigns(self) -> CampaignNames:
+        """The campaigns' names, built once per batch (again after a new campaign)."""
+        if self._campaign_names is None:
+            found = self._by_type.get("campaign")
+            self._campaign_names = CampaignNames(found.entries if found else [])
+        return self._campaign_names
 
     def _find(
         self, item: EntityInputBase, neighbour: IndexEntry | None = None
     ) -> IndexEntry | None:
-        candidates = self._by_type.get(item.type, [])  # type: ignore[attr-defined]
+        stored = self._by_type.get(item.type)  # type: ignore[attr-defined]
+        if stored is None:
+            return neighbour
         names = {normalize_name(n) for n in (item.name, *item.aliases)}
-        for entry in candidates:
-            if names & {normalize_name(n) for n in (entry.name, *entry.aliases)}:
-                return entry
+        entry = stored.named(names)
+        if entry is not None:
+            return entry
         campaign_id = getattr(item.metadata, "campaign_id", None)  # type: ignore[attr-defined]
         if campaign_id:
-            for entry in candidates:
-                if entry.id == slug_for(campaign_id) or campaign_id in entry.aliases:
-                    return entry
-        measured = self._same_measurement(item, candidates)
+            entry = stored.with_campaign_id(campaign_id, slug_for(campaign_id))
+            if entry is not None:
+                return entry
+        measured = self._same_measurement(item, stored)
         if measured is not None:
             return measured
-        for entry in candidates:
+        for entry in stored.fuzzy_candidates(item.name):
             if fuzzy_same(item.name, entry.name):
                 return entry
         return neighbour
@@ -95,22 +129,20 @@ class Resolver:
             return names.find(stated) or campaign_key(stated)
         return names.named_in(item.name)
 
-    def _same_measurement(
-        self, item: EntityInputBase, candidates: Sequence[IndexEntry]
-    ) -> IndexEntry | None:
+    def _same_measurement(self, item: EntityInputBase, stored: TypeEntries) -> IndexEntry | None:
         """A stored metric measuring the same thing: canonical KPI, owner and qualifier."""
         if not isinstance(getattr(item, "metadata", None), MetricMetadata):
             return None
         kpi = canonical_kpi(item.metadata.kpi) or canonical_kpi(item.name)  # type: ignore[attr-defined]
         if kpi is None:
             return None
-        names = CampaignNames(self._by_type.get("campaign", []))
+        names = self._campaigns()
         owner = self._owner(item, names)
         known = [*names.names.get(owner or "", []), owner or ""]
         wanted = qualifier(item.name, known)
-        for entry in candidates:
+        for entry in stored.with_kpi(kpi):
             theirs = (entry.links or entry.pending_links or [None])[0]
-            if entry.kpi == kpi and theirs == owner and qualifier(entry.name, known) == wanted:
+            if theirs == owner and qualifier(entry.name, known) == wanted:
                 return entry
         return None
 
@@ -127,7 +159,7 @@ class Resolver:
         if isinstance(getattr(item, "metadata", None), MetricMetadata):
             meta: MetricMetadata = item.metadata  # type: ignore[attr-defined]
             entry.kpi = canonical_kpi(meta.kpi) or canonical_kpi(item.name)
-            owner = self._owner(item, CampaignNames(self._by_type.get("campaign", [])))
+            owner = self._owner(item, self._campaigns())
             entry.links = [owner] if owner else None
         return entry
 
@@ -141,7 +173,7 @@ class Resolver:
         entry = self._find(item, neighbour)
         if entry is None:
             # Later candidates in the same batch resolve to this one.
-            self._by_type.setdefault(item.type, []).append(self._entry_of(item))  # type: ignore[attr-defined]
+            self._file(self._entry_of(item))
             return item, None
         aliases = list(item.aliases)
         if normalize_name(item.name) != normalize_name(entry.name):

@@ -284,12 +284,20 @@ class WriterState:
         self._changes += 1
 
     async def run(
-        self, op: Callable[[], Awaitable[T]], failed: Callable[[T], bool] = lambda _: False
+        self,
+        op: Callable[[], Awaitable[T]],
+        failed: Callable[[T], bool] = lambda _: False,
+        *,
+        acknowledge: bool = True,
     ) -> T:
         """Run one write alone, then wait until KV's index holds what it changed.
 
         A write that raises, or whose result `failed` says is a failure (an HTTP app answers
         errors instead of raising them), drops the held index: it may have got half-changed.
+
+        `acknowledge` False (a job's chunk: no client waits on it): the flush is started, not
+        waited for, so a job's chunks are not paced by KV's one index write per second and
+        their index changes coalesce; the job waits once, before it says it is done.
         """
         async with self.lock:
             try:
@@ -300,8 +308,22 @@ class WriterState:
             if failed(result):
                 self.warm = None
             ticket = self._changes
-        await self.flushed(ticket)
+        if acknowledge:
+            await self.flushed(ticket)
+        else:
+            self._flush_behind(ticket)
         return result
+
+    async def settled(self) -> None:
+        """Return once KV's index holds every index change made so far."""
+        await self.flushed(self._changes)
+
+    def _flush_behind(self, ticket: int) -> None:
+        """Start the flush of the first `ticket` changes without waiting for it. A failure
+        has already scheduled its retry (`_flush_when_due`); the next waiter sees it too."""
+        if self._flushed < ticket and self._flushing is None:
+            self._flushing = asyncio.ensure_future(self._flush_when_due())
+            self._flushing.add_done_callback(_observe)
 
     async def flushed(self, ticket: int) -> None:
         """Return once KV's index holds the first `ticket` index changes."""
@@ -339,3 +361,9 @@ class WriterState:
             raise
         finally:
             self._flushing = None
+
+
+def _observe(flush: asyncio.Future[None]) -> None:
+    """Retrieve a flush's failure that no one awaited (it is logged, and retried)."""
+    if not flush.cancelled() and (exc := flush.exception()) is not None:
+        logger.warning("index flush failed; retrying: %s", exc)

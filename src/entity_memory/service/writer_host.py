@@ -80,8 +80,9 @@ class WriterHost:
         ctx = WriteContext(store, ledger, b, self.factory, self.state, self.jobs, self.wake)
         return ctx, kv, db
 
-    async def serve(self, name: str, call_json: str) -> str:
-        """Run the operation `name` on the call in `call_json`; the reply's JSON."""
+    async def serve(self, name: str, call_json: str, *, acknowledge: bool = True) -> str:
+        """Run the operation `name` on the call in `call_json`; the reply's JSON.
+        `acknowledge` False: do not wait for KV's index to hold the change (`WriterState.run`)."""
         operation = OPERATIONS.get(name)
         if operation is None:
             refusal = Refusal(status=404, code="no_such_operation", message=name)
@@ -102,7 +103,10 @@ class WriterHost:
             return done, self._costs(kv, db)
 
         try:
-            done, costs = await (self.state.run(op) if operation.serialised else op())
+            if operation.serialised:
+                done, costs = await self.state.run(op, acknowledge=acknowledge)
+            else:
+                done, costs = await op()
         except Exception as exc:
             return Reply(refusal=self.describe(exc), costs=self._costs(kv, db)).model_dump_json()
         costs.index_writes = self.state.index_writes
@@ -137,7 +141,9 @@ class WriterHost:
                 session_now=job.session_now,
                 job_id=job.id,
             )
-            reply = Reply.model_validate_json(await self.serve("extract", dump_call(call)))
+            # Not acknowledged: nobody waits on a chunk; the job waits for KV once, below.
+            served = await self.serve("extract", dump_call(call), acknowledge=False)
+            reply = Reply.model_validate_json(served)
             if self.jobs.get(job.id) is None:  # the user was erased: the chunk did nothing
                 return
             if reply.refusal is not None:
@@ -149,6 +155,15 @@ class WriterHost:
             job.chunks_done, job.updated_at = job.chunks_done + 1, self._now()
             self.jobs.save(job)
             await asyncio.sleep(0)  # other requests' turn between chunks
+        try:  # `done` means readers find it: KV's index holds every chunk's entities
+            await self.state.settled()
+        except Exception as exc:
+            r = self.describe(exc)
+            job.error = JobError(status=r.status, code=r.code, message=r.message)
+            self._finish(job, "failed")
+            return
+        if self.jobs.get(job.id) is None:  # erased while the index was flushed
+            return
         job.result, job.pending = total.result(), total.pending
         self._finish(job, "done")
 
