@@ -454,3 +454,21 @@ def test_a_thing_the_user_calls_garbage_is_a_pain_point() -> None:
     text = "Main issue #2: the form leads are garbage, half are students."
     (pain,) = of(run(user(text)), "pain_point")
     assert pain["name"] == "Form leads"
+
+
+def test_a_structured_campaign_name_is_found_by_its_first_part() -> None:
+    known = [KnownEntity(type="campaign", id="lotus-search-all", name="Lotus Search - All Mats")]
+    cands = run(user("Lotus Search ROAS: 410% this week."), known=known)
+    assert [c["name"] for c in of(cands, "campaign")] == ["Lotus Search - All Mats"]
+    (metric,) = of(cands, "metric")
+    assert metric["metadata"]["campaign"] == "Lotus Search - All Mats"
+
+
+def test_a_first_part_two_campaigns_share_stands_for_neither() -> None:
+    known = [
+        KnownEntity(type="campaign", id="a", name="Lotus Search - Mats"),
+        KnownEntity(type="campaign", id="b", name="Lotus Search - Blocks"),
+    ]
+    cands = run(user("Lotus Search ROAS: 410% this week."), known=known)
+    assert "Lotus Search - Mats" not in [c["name"] for c in of(cands, "campaign")]
+    assert "Lotus Search - Blocks" not in [c["name"] for c in of(cands, "campaign")]

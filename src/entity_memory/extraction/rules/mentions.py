@@ -76,9 +76,18 @@ _WORD_SPAN = re.compile(r"\w+")
 MAX_KNOWN_WORDS = 8
 
 
+#: Where a structured campaign name's first part ends ("Standard Shopping - All Products").
+_NAME_PARTS = re.compile(r"\s+[-\u2013|:]\s+")
+#: Words a first part needs to stand for the whole name ("Brand" of "Brand - Exact" does not).
+MIN_PART_WORDS = 2
+
+
 def _known_names(known: list[KnownEntity]) -> dict[str, str]:
-    """Normalised name or alias -> stored name, for the user's campaigns."""
+    """Normalised name or alias -> stored name, for the user's campaigns. A structured name's
+    first part ("Standard Shopping" of "Standard Shopping - All Products") stands for it too,
+    as people shorten it, unless two campaigns share that part."""
     out: dict[str, str] = {}
+    parts: dict[str, set[str]] = {}
     for entity in known:
         if entity.type != "campaign":
             continue
@@ -86,6 +95,12 @@ def _known_names(known: list[KnownEntity]) -> dict[str, str]:
             key = normalize_name(alias)
             if len(key) >= 3 and len(key.split()) <= MAX_KNOWN_WORDS:
                 out.setdefault(key, entity.name)
+        first = _NAME_PARTS.split(entity.name, maxsplit=1)[0]
+        if first != entity.name and len(first.split()) >= MIN_PART_WORDS:
+            parts.setdefault(normalize_name(first), set()).add(entity.name)
+    for key, names in parts.items():
+        if len(names) == 1:
+            out.setdefault(key, names.pop())
     return out
 
 
@@ -118,7 +133,9 @@ class MentionFinder:
         self._by_norm = {normalize_name(e.name): e.name for e in known if e.type == "campaign"}
 
     def canonical(self, name: str) -> str:
-        return self._by_norm.get(normalize_name(name), name)
+        """The stored name of a campaign found by its name, an alias or its first part."""
+        key = normalize_name(name)
+        return self._by_norm.get(key) or self._known.get(key, name)
 
     def find(self, text: str) -> list[Mention]:
         """The mentions of one sentence (every detector asks about the same sentence, so the
