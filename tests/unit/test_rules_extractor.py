@@ -472,3 +472,17 @@ def test_a_first_part_two_campaigns_share_stands_for_neither() -> None:
     cands = run(user("Lotus Search ROAS: 410% this week."), known=known)
     assert "Lotus Search - Mats" not in [c["name"] for c in of(cands, "campaign")]
     assert "Lotus Search - Blocks" not in [c["name"] for c in of(cands, "campaign")]
+
+
+def test_a_structured_campaigns_metric_is_named_by_its_first_part() -> None:
+    cands = run(user("Lotus Mats - All Sizes: ROAS is 410% this month."))
+    (metric,) = of(cands, "metric")
+    assert metric["name"] == "Lotus Mats ROAS"
+    assert metric["metadata"]["campaign"] == "Lotus Mats - All Sizes"
+
+
+def test_a_reported_change_keeps_its_whole_list() -> None:
+    text = "Done: added cheap, free and diy as phrase negatives."
+    (decision,) = of(run(assistant(text)), "decision")
+    assert decision["name"] == "Add cheap free and diy as phrase negatives"
+    assert decision["metadata"]["action"] == "add cheap, free and diy as phrase negatives"

@@ -35,9 +35,21 @@ class Decision:
     sources: list[Sentence] = field(default_factory=list)
 
 
+#: After a comma, a list goes on ("add repair, club and jobs as negatives"), a clause does not.
+_LIST_GOES_ON = re.compile(r"^\s*[\w'-]+(?:\s+[\w'-]+)?\s*(?:,|\s(?:and|or)\s)", re.I)
+
+
+def _first_clause_end(text: str) -> int:
+    """Where the first clause ends, reading a comma list as one clause."""
+    for _, end in clauses(text):
+        if end >= len(text) or not (text[end] == "," and _LIST_GOES_ON.match(text[end + 1 :])):
+            return end
+    return len(text)
+
+
 def _action(rest: str) -> str | None:
     """The committed action: the clause after the cue, when it starts with an account verb."""
-    first_clause = rest[: clauses(rest)[0][1]].strip().rstrip(".!")
+    first_clause = rest[: _first_clause_end(rest)].strip().rstrip(".!")
     ws = words(first_clause)
     if not ws or _NEGATED.match(first_clause):
         return None

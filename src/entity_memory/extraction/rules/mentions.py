@@ -82,6 +82,13 @@ _NAME_PARTS = re.compile(r"\s+[-\u2013|:]\s+")
 MIN_PART_WORDS = 2
 
 
+def first_part(name: str) -> str | None:
+    """A structured name's first part ("Standard Shopping" of "Standard Shopping - All
+    Products"), when it has the words to stand for the whole; else None."""
+    first = _NAME_PARTS.split(name, maxsplit=1)[0]
+    return first if first != name and len(first.split()) >= MIN_PART_WORDS else None
+
+
 def _known_names(known: list[KnownEntity]) -> dict[str, str]:
     """Normalised name or alias -> stored name, for the user's campaigns. A structured name's
     first part ("Standard Shopping" of "Standard Shopping - All Products") stands for it too,
@@ -95,8 +102,7 @@ def _known_names(known: list[KnownEntity]) -> dict[str, str]:
             key = normalize_name(alias)
             if len(key) >= 3 and len(key.split()) <= MAX_KNOWN_WORDS:
                 out.setdefault(key, entity.name)
-        first = _NAME_PARTS.split(entity.name, maxsplit=1)[0]
-        if first != entity.name and len(first.split()) >= MIN_PART_WORDS:
+        if (first := first_part(entity.name)) is not None:
             parts.setdefault(normalize_name(first), set()).add(entity.name)
     for key, names in parts.items():
         if len(names) == 1:

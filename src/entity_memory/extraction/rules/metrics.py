@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from entity_memory.domain.vocab import CHANNEL_TERMS
 from entity_memory.extraction.base import Message
 from entity_memory.extraction.rules.campaigns import owner
-from entity_memory.extraction.rules.mentions import Mention, MentionFinder
+from entity_memory.extraction.rules.mentions import Mention, MentionFinder, first_part
 from entity_memory.extraction.rules.patterns import (
     COMPARATOR_BEFORE,
     KPI_LINK,
@@ -196,8 +196,13 @@ def summary(r: Reading) -> str:
 
 
 def short_campaign(name: str) -> str:
-    """The campaign's name without the channel words that end it ("Brand Search" -> "Brand"):
-    people name a campaign's KPI that way ("Brand CTR")."""
+    """How people shorten a campaign's name when they name its KPI ("Brand CTR"): a
+    structured name's first part ("Standard Shopping - All Products" -> "Standard
+    Shopping"), else the name without the channel words that end it ("Brand Search" ->
+    "Brand")."""
+    first = first_part(name)
+    if first is not None:
+        return first
     ws = name.split()
     while len(ws) > 1 and ws[-1].lower() in CHANNEL_TERMS:
         ws.pop()
