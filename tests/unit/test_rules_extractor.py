@@ -486,3 +486,17 @@ def test_a_reported_change_keeps_its_whole_list() -> None:
     (decision,) = of(run(assistant(text)), "decision")
     assert decision["name"] == "Add cheap free and diy as phrase negatives"
     assert decision["metadata"]["action"] == "add cheap, free and diy as phrase negatives"
+
+
+def test_a_revised_preference_updates_the_stored_one() -> None:
+    known = [KnownEntity(type="preference", id="p", name="Send me a weekly report every Monday")]
+    text = "Small change: I need the weekly report on Tuesdays instead."
+    (pref,) = of(run(user(text), known=known), "preference")
+    assert pref["name"] == "Send me a weekly report every Monday"
+    assert "Tuesdays" in pref["metadata"]["value"]
+
+
+def test_a_new_preference_on_the_same_topic_without_a_revision_is_its_own() -> None:
+    known = [KnownEntity(type="preference", id="p", name="Send me a weekly report every Monday")]
+    (pref,) = of(run(user("Please keep the weekly report short."), known=known), "preference")
+    assert pref["name"] != "Send me a weekly report every Monday"

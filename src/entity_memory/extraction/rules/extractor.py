@@ -178,6 +178,8 @@ def to_candidates(
             stored = names.get((entity_type, key))
             if stored is None and short:
                 stored = names.get((entity_type, normalize_name(short[0])))
+            if stored is None and entity_type == "preference":
+                stored = preferences.revises(fact, known)
             name = stored or (short[0] if short else fact.name)
             candidate: dict[str, Any] = {
                 "type": entity_type,

@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from itertools import pairwise
 
+from entity_memory.extraction.base import KnownEntity
 from entity_memory.extraction.rules.campaigns import clauses
-from entity_memory.extraction.rules.names import action_phrase
+from entity_memory.extraction.rules.names import action_phrase, words
 from entity_memory.extraction.rules.patterns import (
     ACTION_VERBS,
+    FUNCTION_WORDS,
     NOT_A_STATEMENT,
     PREFERENCE_CATEGORIES,
     PREFERENCE_CUE,
@@ -28,7 +31,15 @@ _ONE_OFF_VERBS = frozenset({"give", "get", "spend", "put", "make", "do"})
 #: "keep it short" is how to work; "keep X running" is a change to the account.
 _KEEP_HOW = re.compile(r"keep (?:it|them|things|me)\b", re.I)
 #: The asking words of a request ("can you send me ..." prefers "send me ...").
-_REQUEST = re.compile(r"^(?:(?:can|could) (?:you|we)|please|pls|plz)\s+", re.I)
+_REQUEST = re.compile(
+    r"^(?:(?:can|could) (?:you|we)|please|pls|plz|I (?:only )?(?:want|need|care about)|"
+    r"I(?:'d| would) like)\s+",
+    re.I,
+)
+#: A preference that replaces an earlier one says so ("Thursdays instead").
+REVISION_CUE = re.compile(
+    r"\b(?:instead|change[ds]?|moved?|switch(?:ed)?|no longer|rather than|from now on|now)\b", re.I
+)
 #: Cue words that are not part of what is preferred.
 _PREFER = re.compile(
     r"^(?:I(?:'d| would)? prefer|I(?:'d| would) rather|I always want|from now on,?)\s+", re.I
@@ -89,6 +100,21 @@ def _standing(sentence: Sentence) -> Preference | None:
         category = next((c for c, p in PREFERENCE_CATEGORIES if p.search(clause)), "communication")
         return Preference(name, clause[:300], category, [sentence])
     return None
+
+
+def revises(p: Preference, known: list[KnownEntity]) -> str | None:
+    """The stored preference a revision replaces: the one known preference whose name shares
+    a pair of content words with it ("weekly report"), where the user says it changes."""
+    if not REVISION_CUE.search(p.sources[-1].text):
+        return None
+    mine = _pairs(p.name) | _pairs(p.value)
+    matches = [k.name for k in known if k.type == "preference" and _pairs(k.name) & mine]
+    return matches[0] if len(matches) == 1 else None
+
+
+def _pairs(text: str) -> set[tuple[str, str]]:
+    ws = [w.lower() for w in words(text)]
+    return {(a, b) for a, b in pairwise(ws) if not {a, b} & FUNCTION_WORDS}
 
 
 def summary(p: Preference) -> str:
