@@ -28,8 +28,10 @@ from entity_memory.storage.store import EntityStore
 #: The writer's row holding the backlog (one user per writer).
 BACKLOG_KEY = "writer:vectors-pending"
 #: Refs read, embedded and applied per step of a pass: a 20-entity write's texts in one
-#: model call and one index write, a bulk upload's backlog in steps that let the user's
-#: writes take turns.
+#: step (one index write), a bulk upload's backlog in steps that let the user's writes take
+#: turns. The model calls within a step are as small as the model wants
+#: (`EmbeddingModel.texts_per_call`: the local server's are a few texts, so a context
+#: request's query waits behind one of them, not behind the step).
 BACKLOG_BATCH = 20
 #: How soon KV's index has the vectors when no write flushes them first: the pass does not
 #: flush on its own, or the next write would wait out KV's one write a second behind it.
