@@ -16,6 +16,7 @@ from entity_memory.domain.merge import merge
 from entity_memory.domain.models import EntityIndex, IndexEntry, parse_entity
 from entity_memory.embeddings.catalog import CATALOG, LOCAL_E5
 from entity_memory.embeddings.embedder import build_embedder
+from entity_memory.service import writer_host
 from entity_memory.service.bindings import Bindings
 from entity_memory.service.user_writer import UNPUBLISHED_KEY
 from entity_memory.service.vector_backlog import (
@@ -205,6 +206,22 @@ async def test_a_large_backlog_is_embedded_in_batches(
     assert max(len(call) for call in gate.texts) <= per_call
     assert all(e.vec for e in (await kv_index(memkv)).entries)
     assert backlog(vtwin) == []
+
+
+async def test_one_alarm_embeds_a_bounded_part_and_hands_the_rest_to_the_next(
+    vtwin: WriterTwin, memkv: InMemoryKV, clock: Clock, gate: Gate, monkeypatch: Any
+) -> None:
+    monkeypatch.setattr(writer_host, "BACKLOG_STEPS_PER_ALARM", 1)
+    gate.open.set()
+    await put(vtwin, *(campaign(f"C{i}", f"campaign number {i}") for i in range(BACKLOG_BATCH + 5)))
+    await woken(vtwin)
+    assert len(backlog(vtwin)) == 5
+    assert clock.now in vtwin.later[USER]  # the next alarm, at once
+    await vtwin.host(USER).alarm()
+    assert backlog(vtwin) == []
+    await settled(vtwin)  # and the later one, to flush
+    assert backlog(vtwin) == []
+    assert all(e.vec for e in (await kv_index(memkv)).entries)
 
 
 async def test_an_entity_changed_while_its_vector_was_made_gets_its_new_texts(

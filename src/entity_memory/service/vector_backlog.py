@@ -33,6 +33,9 @@ BACKLOG_KEY = "writer:vectors-pending"
 #: (`EmbeddingModel.texts_per_call`: the local server's are a few texts, so a context
 #: request's query waits behind one of them, not behind the step).
 BACKLOG_BATCH = 20
+#: Steps one alarm runs before it hands the rest to the next alarm (500 refs): each step
+#: rewrites the index, and the platform bounds an alarm's CPU time per invocation.
+BACKLOG_STEPS_PER_ALARM = 25
 #: How soon KV's index has the vectors when no write flushes them first: the pass does not
 #: flush on its own, or the next write would wait out KV's one write a second behind it.
 VECTORS_FLUSH_WITHIN_MS = 5_000

@@ -30,6 +30,7 @@ from entity_memory.service.user_writer import WriterState
 from entity_memory.service.vector_backlog import (
     BACKLOG_BATCH,
     BACKLOG_RETRY_MS,
+    BACKLOG_STEPS_PER_ALARM,
     VECTORS_FLUSH_WITHIN_MS,
     VectorBacklog,
     apply_vectors,
@@ -141,8 +142,12 @@ class WriterHost:
             return
         self._embedding = True
         try:
-            while await self._embed_some():
-                pass
+            for _ in range(BACKLOG_STEPS_PER_ALARM):
+                if not await self._embed_some():
+                    return
+            # A bulk upload's backlog goes on in the next alarm: one alarm's CPU time is
+            # bounded (each step rewrites the index), the platform's limit is per invocation.
+            await self.state.retry_at(self.state.clock())
         except Exception:
             logger.exception("embedding the backlog failed; a later alarm tries again")
             await self.state.retry_at(self.state.clock() + BACKLOG_RETRY_MS)
