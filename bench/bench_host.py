@@ -1,14 +1,23 @@
 """Benchmark: the local host's request latency and cold start, the figures issue 14 targets.
 
-- a 20-entity PUT (10 updates, 10 new) and a context request for a user holding N entities;
+- a 20-entity PUT (10 updates, 10 new) and a context request for a user holding N entities
+  (default 1k and 2k). With embeddings on (the default: the local model), a PUT is answered
+  before its texts are embedded; the user's writer embeds them next, in its alarm. So the
+  bench waits for the fill's vectors before timing anything, times each PUT once the previous
+  one's vectors are made (and prints how long after the answer KV's index holds them: the
+  writer publishes them with the user's next write, or within `VECTORS_FLUSH_WITHIN_MS`),
+  then PUTs a second apart, whose texts are still being embedded when the next one comes,
+  and a context request sent right after a PUT's answer (its query shares the model with
+  that PUT's texts);
 - cold start: `node local/host.mjs` spawned to its first 200 on /healthz, and what
   `scripts/serve`'s migration step adds when nothing is pending.
 
 Every figure is the median of `--repeats` runs with min-max spread. Timing depends on the
 machine's load; this prints, it asserts nothing.
 
-Run: `.venv/bin/python -m bench.bench_host [--sizes 1000] [--cold 5] [--url URL]`
-(without --url it starts the local host itself on a fresh state directory).
+Run: `.venv/bin/python -m bench.bench_host [--sizes 1000,2000] [--cold 5] [--url URL]
+[--var EMBEDDING_MODEL=off]` (without --url it starts the local host itself on a fresh state
+directory; with --url it cannot read KV, so it neither waits for vectors nor times them).
 """
 
 from __future__ import annotations
@@ -24,10 +33,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from tests.e2e.hostproc import CLI_ENV, REPO, _free_port, _stop, start_host
+from tests.e2e.hostproc import CLI_ENV, REPO, Host, _free_port, _stop, start_host
 
 from bench.bench_store import TASK, entity_doc
 from entity_memory.service.user_writer import MIN_INDEX_WRITE_INTERVAL_MS
+from entity_memory.service.vector_backlog import VECTORS_FLUSH_WITHIN_MS
 
 FILL_BATCH = 100
 FILL_ATTEMPTS = 3
@@ -50,7 +60,13 @@ def timed(fn: Callable[[], Any], repeats: int, pause_s: float = 0.0) -> list[flo
     return samples
 
 
-def requests(base_url: str, n: int, repeats: int) -> None:
+def vectors_made(host: Host | None, user: str, embeddings: bool) -> None:
+    """Until every entry of the user's index in KV has a vector (no-op without KV access)."""
+    if host is not None and embeddings:
+        host.vectors_made(user, timeout_s=900)
+
+
+def requests(base_url: str, n: int, repeats: int, host: Host | None, embeddings: bool) -> None:
     user = f"host-bench-{n}"
     with httpx.Client(base_url=base_url, timeout=600) as client:
         for start in range(0, n, FILL_BATCH):
@@ -82,14 +98,62 @@ def requests(base_url: str, n: int, repeats: int) -> None:
                 f"/v1/users/{user}/context", json={"task": TASK, "limit": 20}
             ).raise_for_status()
 
+        t = time.perf_counter()
+        vectors_made(host, user, embeddings)
+        if host is not None and embeddings:
+            waited = time.perf_counter() - t
+            print(f"{n:>6} entities | fill's vectors made {waited:.1f} s after its last PUT")
         put20()  # warm: first-use imports are a cold-start cost, not a per-request one
         context()
+        vectors_made(host, user, embeddings)
         # One user's writes are acknowledged once KV's index holds them, and the index key is
         # written at most once a second: back to back, each PUT would wait out that second.
         # Spaced by it, a PUT measures its own work.
         pause = MIN_INDEX_WRITE_INTERVAL_MS / 1000
-        print(f"{n:>6} entities | PUT 20     | {spread(timed(put20, repeats, pause))}", flush=True)
-        print(f"{n:>6} entities | context 20 | {spread(timed(context, repeats))}", flush=True)
+        if host is None or not embeddings:
+            print(f"{n:>6} entities | PUT 20     | {spread(timed(put20, repeats, pause))}")
+            print(f"{n:>6} entities | context 20 | {spread(timed(context, repeats))}", flush=True)
+            return
+        with_vectors(n, repeats, pause, put20, context, lambda: vectors_made(host, user, True))
+
+
+def with_vectors(
+    n: int,
+    repeats: int,
+    pause: float,
+    put20: Callable[[], None],
+    context: Callable[[], None],
+    vectors_made: Callable[[], None],
+) -> None:
+    """The figures with embeddings on, where a PUT leaves its texts to the writer's alarm."""
+    puts, made = [], []
+    for _ in range(repeats):
+        time.sleep(pause)
+        t = time.perf_counter()
+        put20()
+        puts.append((time.perf_counter() - t) * 1000)
+        vectors_made()  # so the next PUT shares the CPU with nothing of this one
+        made.append((time.perf_counter() - t) * 1000)
+    print(f"{n:>6} entities | PUT 20     | {spread(puts)}")
+    print(
+        f"{n:>6} entities | PUT 20 -> its vectors in KV's index (published with the next write,"
+        f" or within {VECTORS_FLUSH_WITHIN_MS / 1000:.0f} s) | {spread(made)}"
+    )
+    every_second = spread(timed(put20, repeats, pause))
+    print(
+        f"{n:>6} entities | PUT 20 a second after the last (its texts still embedding) |"
+        f" {every_second}"
+    )
+    vectors_made()
+    print(f"{n:>6} entities | context 20 | {spread(timed(context, repeats))}", flush=True)
+    # The query's embedding shares the model with the PUT's texts, embedded meanwhile.
+    after_put = []
+    for _ in range(repeats):
+        time.sleep(pause)
+        put20()
+        after_put += timed(context, 1)
+        vectors_made()
+    print(f"{n:>6} entities | context 20 right after a PUT | {spread(after_put)}", flush=True)
 
 
 def cold_start(state: Path, runs: int, host_args: list[str]) -> None:
@@ -147,19 +211,20 @@ def migrate_step(state: Path, runs: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="1000")
+    parser.add_argument("--sizes", default="1000,2000")
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--cold", type=int, default=5, help="cold-start runs (0: skip)")
     parser.add_argument("--url", help="a running local host; default: start one")
-    # e.g. `--var EMBEDDING_MODEL=off`: a write then skips the local embedding model (~1.2 s
-    # of CPU for 20 entities here), which isolates the host's own costs.
+    # e.g. `--var EMBEDDING_MODEL=off`: no vectors at all (the writer's alarm then embeds
+    # nothing after a write), which isolates the host's own costs.
     parser.add_argument("--var", action="append", default=[], help="NAME=VALUE for the host")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     print(f"machine: {os.cpu_count()} CPUs; figures vary with load")
+    embeddings = "EMBEDDING_MODEL=off" not in args.var
     if args.url:
         for n in sizes:
-            requests(args.url, n, args.repeats)
+            requests(args.url, n, args.repeats, None, embeddings)
         return
     with tempfile.TemporaryDirectory() as tmp:
         state = Path(tmp) / "v3"
@@ -167,7 +232,7 @@ def main() -> None:
         with start_host(state, host_args) as host:
             print(f"host started in {host.startup_ms} ms (its own figure)", flush=True)
             for n in sizes:
-                requests(host.base_url, n, args.repeats)
+                requests(host.base_url, n, args.repeats, host, embeddings)
         if args.cold:
             cold_start(state, args.cold, host_args)
             if "--migrate-only" in (REPO / "scripts/serve").read_text():

@@ -50,8 +50,7 @@ class UserWriter(DurableObject):
         self.host = WriterHost(state, lambda: bind(self.env), refusal_for, wake=wake)
 
     async def alarm(self, *_):
-        await self.host.state.retry_flush()
-        await self.host.run_jobs()
+        await self.host.alarm()
 
     async def upsert(self, call):
         return await self.host.serve("upsert", call)

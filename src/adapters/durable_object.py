@@ -10,6 +10,7 @@ them through `durable_writers`; reads stay in the Worker, on KV.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
@@ -76,14 +77,31 @@ def storage_emptier(ctx: Any, table: LocalTable) -> Callable[[], Awaitable[None]
 
 def alarm_setter(ctx: Any) -> Callable[[int], Awaitable[None]]:
     """Sets the object's alarm (`ctx.storage.setAlarm`, epoch ms): workerd then calls the
-    object's `alarm()`, even after an eviction."""
+    object's `alarm()`, even after an eviction.
+
+    An object has one alarm, and setting it replaces the one set: the earlier time is kept,
+    so a later retry (vectors flushed within 5 s, a model retried in a minute) never delays
+    an alarm set for now (a job, a write's backlog). One request at a time, so two callers
+    cannot each read the old time and both set theirs."""
+    lock = asyncio.Lock()
 
     async def set_alarm(at_ms: int) -> None:
-        result = ctx.storage.setAlarm(at_ms)
-        if hasattr(result, "then") or hasattr(result, "__await__"):
-            await result
+        async with lock:
+            get_alarm = getattr(ctx.storage, "getAlarm", None)
+            held = None if get_alarm is None else await _settled(get_alarm())
+            # No alarm is JavaScript's null, which crosses as pyodide's `jsnull`, not None.
+            if isinstance(held, int | float) and held <= at_ms:
+                return
+            await _settled(ctx.storage.setAlarm(at_ms))
 
     return set_alarm
+
+
+async def _settled(result: Any) -> Any:
+    """`result`, awaited if it is a promise (the platform) or a coroutine."""
+    if hasattr(result, "then") or hasattr(result, "__await__"):
+        return await result
+    return result
 
 
 def durable_writers(namespace: Any) -> WriterStubs:

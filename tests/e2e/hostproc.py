@@ -6,6 +6,7 @@ Used by the end-to-end fixtures and by the benchmarks. Needs what `scripts/setup
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -79,6 +80,19 @@ class Host:
     def kv_get(self, key: str) -> str:
         """A key's value; "" when absent (as `wrangler kv key get` prints nothing)."""
         return miniflare_state.kv_get(self.persist_dir, key) or ""
+
+    def vectors_made(self, user: str, timeout_s: float = 120) -> dict:
+        """The user's index once every entry has its vector: a PUT is answered before the
+        writer's alarm embeds its texts (service/vector_backlog.py)."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            raw = self.kv_get(f"index:{user}:entities")
+            index = json.loads(raw) if raw else {"entries": []}
+            if index["entries"] and all(e.get("vec") for e in index["entries"]):
+                return index
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{user}'s vectors were not made in {timeout_s} s")
+            time.sleep(0.2)
 
     def run_host(self, *args: str, timeout: float = START_TIMEOUT_S) -> subprocess.CompletedProcess:
         """Another `node local/host.mjs` run (e.g. --selftest-kv) on this session's state."""

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from adapters.durable_object import SqlStorageTable, open_table, storage_emptier
+from adapters.durable_object import SqlStorageTable, alarm_setter, open_table, storage_emptier
 from entity_memory.service.user_writer import UserErased, WriterState
 from entity_memory.storage.local_table import MAX_PART_BYTES, PartedTable, Row, SQLiteTable
 
@@ -181,3 +181,30 @@ def test_the_platforms_transaction_runs_a_parted_write() -> None:
     table.put("k", Row("x" * (2 * MAX_PART_BYTES), None, None))
     assert ran == ["transaction"]
     assert table.get("k") == Row("x" * (2 * MAX_PART_BYTES), None, None)
+
+
+class AlarmStorageTwin:
+    """`ctx.storage`'s alarm: one per object, replaced by each `setAlarm`."""
+
+    def __init__(self) -> None:
+        self.at: int | None = None
+        self.sets = 0
+
+    async def getAlarm(self) -> int | None:
+        return self.at
+
+    async def setAlarm(self, at: int) -> None:
+        self.at, self.sets = at, self.sets + 1
+
+
+async def test_an_alarm_is_never_pushed_later_by_a_later_request() -> None:
+    storage = AlarmStorageTwin()
+    set_alarm = alarm_setter(SimpleNamespace(storage=storage))
+    await set_alarm(1_000)  # a job or a write's backlog: now
+    await set_alarm(6_000)  # vectors to flush within 5 s
+    assert storage.at == 1_000
+    await set_alarm(500)
+    assert storage.at == 500
+    storage.at = None  # it fired
+    await set_alarm(6_000)
+    assert (storage.at, storage.sets) == (6_000, 3)

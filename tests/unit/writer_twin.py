@@ -47,6 +47,9 @@ class WriterTwin:
     calls: list[tuple[str, str]] = field(default_factory=list)
     #: Alarms running (their tasks, kept so none is collected mid-run).
     alarms: set[asyncio.Task[None]] = field(default_factory=set)
+    #: The later alarms each writer asked for (epoch ms: a flush retried or left for later,
+    #: a model retried), in order; a test runs them with `host(user).alarm()`.
+    later: dict[str, list[int]] = field(default_factory=dict)
 
     @property
     def writers(self) -> dict[str, WriterHost]:
@@ -55,7 +58,7 @@ class WriterTwin:
     def host(self, user_id: str, table: SQLiteTable | None = None) -> WriterHost:
         if user_id not in self.hosts:
             table = table or SQLiteTable(sqlite3.connect(":memory:", isolation_level=None))
-            state = WriterState(table, self.clock, self.sleep)
+            state = WriterState(table, self.clock, self.sleep, self._later(user_id))
             host = WriterHost(
                 state, lambda: self.bind(None), refusal_for, self.factory, self._alarm(user_id)
             )
@@ -63,15 +66,21 @@ class WriterTwin:
         return self.hosts[user_id]
 
     def _alarm(self, user_id: str) -> Callable[[], Awaitable[None]]:
-        """The object's alarm set for now: `run_jobs` runs soon, outside the call that set
-        it (as workerd runs `alarm()` as its own event)."""
+        """The object's alarm set for now: it runs soon, outside the call that set it (as
+        workerd runs `alarm()` as its own event)."""
 
         async def wake() -> None:
-            task = asyncio.ensure_future(self.host(user_id).run_jobs())
+            task = asyncio.ensure_future(self.host(user_id).alarm())
             self.alarms.add(task)
             task.add_done_callback(self.alarms.discard)
 
         return wake
+
+    def _later(self, user_id: str) -> Callable[[int], Awaitable[None]]:
+        async def schedule(at_ms: int) -> None:
+            self.later.setdefault(user_id, []).append(at_ms)
+
+        return schedule
 
     def writer(self, user_id: str) -> WriterState:
         return self.host(user_id).state

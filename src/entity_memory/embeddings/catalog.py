@@ -23,6 +23,12 @@ class EmbeddingModel:
     #: The model distinguishes queries from passages through an `input_type` field (the local
     #: e5 server adds e5's "query: " / "passage: " prefixes itself).
     input_type: bool = False
+    #: Texts per call (Workers AI's bge models take up to 100). The local server runs one
+    #: inference at a time on the machine's shared cores, so a context request's query waits
+    #: behind whatever call is running: small calls (~0.1 s each) keep that wait short while
+    #: the writer embeds a write's texts in the background (20 in one call held a query
+    #: ~1.5 s on a loaded 2-CPU machine).
+    texts_per_call: int = 100
 
 
 LOCAL_E5 = "local/multilingual-e5-small"
@@ -33,7 +39,7 @@ CATALOG: dict[str, EmbeddingModel] = {
         EmbeddingModel("@cf/baai/bge-m3", 1024),
         EmbeddingModel("@cf/baai/bge-base-en-v1.5", 768),
         EmbeddingModel("@cf/baai/bge-small-en-v1.5", 384),
-        EmbeddingModel(LOCAL_E5, 384, input_type=True),
+        EmbeddingModel(LOCAL_E5, 384, input_type=True, texts_per_call=4),
     )
 }
 DEFAULT_MODEL = "@cf/baai/bge-m3"

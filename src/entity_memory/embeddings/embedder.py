@@ -1,6 +1,6 @@
 """Embedding texts through Workers AI (the `AI` binding; the local host answers it with a
-real local model). One call per batch of texts: a write embeds all its entities at once, a
-context request embeds its task once.
+real local model). A batch of texts goes in as few calls as the model takes
+(`EmbeddingModel.texts_per_call`): a write's texts together, a context request's task once.
 
 A failure never fails the request: writes store entities without vectors (they still rank
 lexically, and reindex backfills them), retrieval falls back to lexical ranking.
@@ -19,8 +19,6 @@ AiRun = Callable[[str, dict[str, Any]], Awaitable[Any]]
 
 logger = logging.getLogger(__name__)
 
-#: Texts per Workers AI call (the bge models take up to 100).
-MAX_TEXTS_PER_CALL = 100
 #: Characters of an entity kept for its embedding (its name and key facts come first).
 MAX_EMBED_CHARS = 1_000
 
@@ -38,8 +36,9 @@ class Embedder:
         self, texts: Sequence[str], kind: Literal["query", "passage"]
     ) -> list[list[float]]:
         out: list[list[float]] = []
-        for start in range(0, len(texts), MAX_TEXTS_PER_CALL):
-            chunk = [t[:MAX_EMBED_CHARS] for t in texts[start : start + MAX_TEXTS_PER_CALL]]
+        size = self.model.texts_per_call
+        for start in range(0, len(texts), size):
+            chunk = [t[:MAX_EMBED_CHARS] for t in texts[start : start + size]]
             inputs: dict[str, Any] = {"text": chunk}
             if self.model.input_type:
                 inputs["input_type"] = kind

@@ -12,8 +12,9 @@ from entity_memory.domain.index_entries import index_entry_for
 from entity_memory.domain.keys import entity_key, entity_prefix
 from entity_memory.domain.links import link_entries
 from entity_memory.domain.models import EntityIndex, IndexEntry
+from entity_memory.storage.index_vectors import drop_vectors
 from entity_memory.storage.kv import MAX_BULK_GET_KEYS
-from entity_memory.storage.store import EntityStore, drop_vectors
+from entity_memory.storage.store import EntityStore
 
 
 async def reindex(store: EntityStore, user_id: str) -> dict[str, int]:

@@ -50,6 +50,10 @@ ERASED_TOKENS_KEY = "writer:erased-tokens"
 #: job holds it for minutes at most); after that no request authorised by them is in flight,
 #: and D1 no longer knows them, so no new one can be.
 ERASED_TOKENS_KEEP_MS = 24 * 60 * 60 * 1000
+#: A row naming the index key whose change was left pending (`publish_within`) until a
+#: flush: an instance that dies first leaves KV's index behind its table, and its alarm
+#: republishes it (the next write would too, but a user may write nothing for days).
+UNPUBLISHED_KEY = "writer:index-unpublished"
 INDEX_SUFFIX = ":entities"
 INDEX_PREFIX = "index:"
 
@@ -211,6 +215,8 @@ class WriterState:
         self._flushing: asyncio.Future[None] | None = None
         self._inner: KVNamespace | None = None
         self._republished = False
+        #: Whether the table's `UNPUBLISHED_KEY` row is set (an index change left pending).
+        self._unpublished = False
         self.authoritative = table.get(AUTHORITATIVE_KEY) is not None
         #: The erased token ids and until when they are kept, read once per instance: every
         #: call is checked against them, and only an erasure changes them.
@@ -236,6 +242,7 @@ class WriterState:
         refused (`refuse_erased_token`)."""
         removed = self.table.clear()
         self.warm = None
+        self._unpublished = False
         if self._empty_storage is None:
             self.table.compact()
         else:
@@ -283,6 +290,17 @@ class WriterState:
         self._pending = (key, value)
         self._changes += 1
 
+    async def alone(self, op: Callable[[], Awaitable[T]]) -> T:
+        """Run `op` alone (the write lock), without waiting for KV's index: for work whose
+        index change may reach KV later (`publish_within`). One that raises drops the held
+        index: it may have got half-changed."""
+        async with self.lock:
+            try:
+                return await op()
+            except BaseException:
+                self.warm = None
+                raise
+
     async def run(
         self,
         op: Callable[[], Awaitable[T]],
@@ -325,6 +343,20 @@ class WriterState:
             self._flushing = asyncio.ensure_future(self._flush_when_due())
             self._flushing.add_done_callback(_observe)
 
+    async def publish_within(self, ms: int) -> None:
+        """Leave the index change pending (nobody waits for it): the next write's flush
+        carries it, or the alarm flushes it within `ms`. A flush of its own would make the
+        next write wait out KV's one write a second behind it.
+
+        The table notes that its index is ahead of KV's (`UNPUBLISHED_KEY`), so an instance
+        that dies before the flush leaves its alarm something to republish."""
+        if self._pending is None:
+            return
+        key, _ = self._pending
+        self.table.put(UNPUBLISHED_KEY, Row(key, None, None))
+        self._unpublished = True
+        await self.retry_at(self.clock() + ms)
+
     async def flushed(self, ticket: int) -> None:
         """Return once KV's index holds the first `ticket` index changes."""
         while self._flushed < ticket:
@@ -332,8 +364,19 @@ class WriterState:
                 self._flushing = asyncio.ensure_future(self._flush_when_due())
             await asyncio.shield(self._flushing)
 
+    async def retry_at(self, at_ms: int) -> None:
+        """Have the object's alarm run again at `at_ms` (no-op without one)."""
+        if self._schedule_retry is not None:
+            await self._schedule_retry(at_ms)
+
     async def retry_flush(self) -> None:
-        """Flush what a failed flush left pending (called by the object's alarm)."""
+        """Flush what a failed flush or `publish_within` left pending (called by the object's
+        alarm); a new instance first republishes the index its table notes as unpublished."""
+        if not self._republished:
+            row = self.table.get(UNPUBLISHED_KEY)
+            if row is not None and row.value is not None:
+                self._unpublished = True
+                self.index_read(row.value, None)
         if self._pending is not None:
             await self.flushed(self._changes)
 
@@ -354,10 +397,12 @@ class WriterState:
                 self._last_flush_ms = self.clock()
             if self._changes == changes:
                 self._pending = None
+                if self._unpublished:  # KV's index is the table's again
+                    self.table.put(UNPUBLISHED_KEY, Row(None, None, None))
+                    self._unpublished = False
             self._flushed = changes
         except Exception:
-            if self._schedule_retry is not None:
-                await self._schedule_retry(self.clock() + FLUSH_RETRY_MS)
+            await self.retry_at(self.clock() + FLUSH_RETRY_MS)
             raise
         finally:
             self._flushing = None

@@ -18,6 +18,8 @@ from dataclasses import replace
 
 from pydantic import BaseModel, ValidationError
 
+from entity_memory.domain.index_entries import embedding_text
+from entity_memory.domain.models import BaseEntity
 from entity_memory.extraction.base import Usage
 from entity_memory.extraction.registry import ExtractorFactory, build_extractor
 from entity_memory.service.bindings import Bindings
@@ -25,6 +27,15 @@ from entity_memory.service.extraction.pipeline import ExtractionOutcome
 from entity_memory.service.jobs import Job, JobBook, JobError, JsonDoc, chunk_ends
 from entity_memory.service.stores import build_ledger, build_store
 from entity_memory.service.user_writer import WriterState
+from entity_memory.service.vector_backlog import (
+    BACKLOG_BATCH,
+    BACKLOG_RETRY_MS,
+    BACKLOG_STEPS_PER_ALARM,
+    VECTORS_FLUSH_WITHIN_MS,
+    VectorBacklog,
+    apply_vectors,
+    to_embed,
+)
 from entity_memory.service.writes import (
     OPERATIONS,
     Call,
@@ -61,8 +72,10 @@ class WriterHost:
     ) -> None:
         self.state, self.bind, self.describe, self.factory = state, bind, describe, factory
         self.jobs = JobBook(state.table)
+        self.backlog = VectorBacklog(state.table)
         self._wake = wake
         self._running_jobs = False
+        self._embedding = False
 
     async def wake(self) -> None:
         if not self._running_jobs and self._wake is not None:
@@ -77,7 +90,9 @@ class WriterHost:
         b = replace(base, kv=held, db=db, clock=clock, held_index=held, replica=kv)
         ledger = build_ledger(b)
         store = build_store(b, ledger)
-        ctx = WriteContext(store, ledger, b, self.factory, self.state, self.jobs, self.wake)
+        ctx = WriteContext(
+            store, ledger, b, self.factory, self.state, self.jobs, self.wake, self.backlog
+        )
         return ctx, kv, db
 
     async def serve(self, name: str, call_json: str, *, acknowledge: bool = True) -> str:
@@ -113,6 +128,75 @@ class WriterHost:
         result = done.model_dump(mode="json", by_alias=True)
         return Reply(result=result, costs=costs).model_dump_json()
 
+    async def alarm(self) -> None:
+        """The object's alarm: heal an index flush that failed or was left for later, embed
+        what writes left, then run the queued jobs."""
+        self.state.kv(guarded(self.bind().kv, "KV"))  # where a flush writes, on a new instance
+        await self.state.retry_flush()
+        await self.embed_backlog()
+        await self.run_jobs()
+
+    async def embed_backlog(self) -> None:
+        """Give the entries the backlog lists the vectors of their current texts
+        (service/vector_backlog.py), a batch of texts at a time. The entities are read and
+        the vectors applied inside the writer's lock; the model call runs outside it, so the
+        user's writes never wait on the model. A pass that fails leaves the backlog for a
+        later alarm."""
+        if self._embedding:
+            return
+        self._embedding = True
+        try:
+            for _ in range(BACKLOG_STEPS_PER_ALARM):
+                if not await self._embed_some():
+                    return
+            # A bulk upload's backlog goes on in the next alarm: one alarm's CPU time is
+            # bounded (each step rewrites the index), the platform's limit is per invocation.
+            await self.state.retry_at(self.state.clock())
+        except Exception:
+            logger.exception("embedding the backlog failed; a later alarm tries again")
+            await self.state.retry_at(self.state.clock() + BACKLOG_RETRY_MS)
+        finally:
+            self._embedding = False
+
+    async def _embed_some(self) -> bool:
+        """Embed the texts of the backlog's first refs; whether to go on (False: nothing
+        left, embeddings are off, or the model failed and a later alarm tries again)."""
+        backlog = self.backlog.get()
+        if backlog is None or not backlog.refs:
+            return False
+        ctx, _, _ = self._context(Call(user_id=backlog.user_id))
+        store, embedder = ctx.store, ctx.store.embedder
+        if embedder is None:  # turned off since the writes: their entries rank by words
+
+            async def drop() -> None:
+                self.backlog.settle(backlog.refs)
+
+            await self.state.alone(drop)
+            return False
+        refs = backlog.refs[:BACKLOG_BATCH]
+
+        async def read() -> list[BaseEntity]:
+            todo, done = await to_embed(store, embedder, backlog.user_id, refs)
+            self.backlog.settle(done)
+            return todo
+
+        todo = await self.state.alone(read)
+        if not todo:
+            return True
+        vectors = await embedder.try_embed([embedding_text(e) for e in todo], "passage")
+        if vectors is None:
+            await self.state.retry_at(self.state.clock() + BACKLOG_RETRY_MS)
+            return False
+
+        async def apply() -> None:
+            made = list(zip(todo, vectors, strict=True))
+            # A ref whose text changed meanwhile stays: its new text is embedded next.
+            self.backlog.settle(await apply_vectors(store, embedder, backlog.user_id, made))
+
+        await self.state.alone(apply)
+        await self.state.publish_within(VECTORS_FLUSH_WITHIN_MS)
+        return True
+
     async def run_jobs(self) -> None:
         """Run the queued extraction jobs, oldest first, one at a time (the object's alarm).
         Each chunk is an `extract` call served like any write, so the user's other writes
@@ -121,8 +205,12 @@ class WriterHost:
             return
         self._running_jobs = True
         try:
+            ran = False
             while (job := self.jobs.next_runnable()) is not None:
                 await self._run_job(job)
+                ran = True
+            if ran:
+                await self.embed_backlog()  # what writes left during the last chunk
         finally:
             self._running_jobs = False
 
@@ -132,6 +220,7 @@ class WriterHost:
         job.state, job.updated_at = "running", self._now()
         self.jobs.save(job)
         for end in chunk_ends(messages)[job.chunks_done :]:
+            await self.embed_backlog()  # writes between chunks wake no alarm of their own
             call = ExtractCall(
                 user_id=job.user_id,
                 session_id=job.session_id,

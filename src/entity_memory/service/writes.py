@@ -36,6 +36,7 @@ from entity_memory.service.bindings import Bindings
 from entity_memory.service.extraction.pipeline import ExtractionOutcome, SessionExtraction
 from entity_memory.service.jobs import Job, JobBook, JobList, JobView, NoSuchJob, chunk_ends, job_id
 from entity_memory.service.user_writer import WriterState
+from entity_memory.service.vector_backlog import VectorBacklog
 from entity_memory.storage.ledger import Ledger
 from entity_memory.storage.store import EntityStore
 
@@ -149,13 +150,29 @@ class WriteContext:
     jobs: JobBook | None = None
     #: Asks the writer to run its queued jobs soon (its alarm); None outside a writer.
     wake: Callable[[], Awaitable[None]] | None = None
+    #: The texts the writer embeds after the answer (None outside a writer: a write embeds
+    #: inline, as nothing would come back for them).
+    backlog: VectorBacklog | None = None
 
 
 # --- the service functions, one per call ---------------------------------------------------
 
 
 async def upsert(ctx: WriteContext, call: UpsertCall) -> UpsertDone:
-    results = await ctx.store.upsert_many(call.user_id, call.entities, call.session_id)
+    backlog, wake = ctx.backlog, ctx.wake
+    if backlog is None or wake is None:
+        results = await ctx.store.upsert_many(call.user_id, call.entities, call.session_id)
+    else:
+        results = await ctx.store.upsert_many(
+            call.user_id,
+            call.entities,
+            call.session_id,
+            defer_vectors=lambda refs: backlog.add(call.user_id, refs),
+        )
+        # Also when this write deferred nothing: a backlog whose alarm was lost (an instance
+        # that died before setting it) is picked up by the user's next write.
+        if backlog.waiting():
+            await wake()  # the alarm embeds them: service/vector_backlog.py
     return UpsertDone(
         entities=[r.entity.to_json_dict() for r in results],
         results=[r.to_json_dict() for r in results],

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from entity_memory.domain.index_entries import embedding_text, place_entries, reusable_vectors
+from entity_memory.domain.index_entries import place_entries
 from entity_memory.domain.keys import (
     entity_key,
     entity_prefix,
@@ -36,8 +36,8 @@ from entity_memory.domain.models import (
     parse_entity,
 )
 from entity_memory.embeddings.embedder import Embedder
-from entity_memory.embeddings.vectors import centred, pack_signs, running_mean
 from entity_memory.settings import Settings, wall_clock_ms
+from entity_memory.storage import index_vectors
 from entity_memory.storage.d1 import Statement
 from entity_memory.storage.held_index import HeldIndex
 from entity_memory.storage.kv import MAX_BULK_GET_KEYS, KVListKey, KVNamespace
@@ -48,6 +48,9 @@ logger = logging.getLogger(__name__)
 
 #: Rewrites an item given the entity it will update (None for a new one), before merging.
 Adjust = Callable[[BaseEntity | None, EntityInputBase], EntityInputBase]
+#: Takes the (type, id) of entities indexed without the vector of their text, for the user's
+#: writer to embed after the answer (service/vector_backlog.py).
+DeferVectors = Callable[[list[tuple[str, str]]], None]
 
 #: Entries an index keeps at most (see `write_index`): ~6 MB of JSON.
 MAX_INDEX_ENTRIES = 20_000
@@ -74,12 +77,6 @@ class UpsertResult:
             "version": self.entity.version,
             "changes": {k: {"old": c.old, "new": c.new} for k, c in self.changes.items()},
         }
-
-
-def drop_vectors(index: EntityIndex) -> None:
-    """Remove every entry's vector (another model's), replacing entries rather than changing
-    them: they may be shared with the parsed index the user's writer keeps."""
-    index.entries = [e.model_copy(update={"vec": None}) if e.vec else e for e in index.entries]
 
 
 class EntityStore:
@@ -228,6 +225,7 @@ class EntityStore:
         index: EntityIndex | None = None,
         adjust: Adjust | None = None,
         ledger_extra: Sequence[Statement] = (),
+        defer_vectors: DeferVectors | None = None,
     ) -> list[UpsertResult]:
         """Upsert a batch: one bulk read per 100 entities, one index read, one index write.
 
@@ -235,7 +233,9 @@ class EntityStore:
         bad item rejects the whole batch with nothing stored. An entity named twice in a batch
         is merged twice in memory and written once. A caller that already read the index passes
         it in; `adjust(old, item)` may rewrite an item once its stored state is known (novelty
-        scoring); `ledger_extra` statements join the batch's single ledger write.
+        scoring); `ledger_extra` statements join the batch's single ledger write;
+        `defer_vectors` leaves the embedding of changed texts to the user's writer, after the
+        answer (`_index_entities`).
         """
         validate_id(user_id, "user")
         validate_id(session_id, "session")
@@ -262,7 +262,7 @@ class EntityStore:
         await self._record(user_id, merged, now, ledger_extra)
         if dirty or unindexed:
             written = [current[k] for k in dirty + unindexed]
-            await self._index_entities(user_id, index, written)  # type: ignore[arg-type]
+            await self._index_entities(user_id, index, written, defer_vectors=defer_vectors)  # type: ignore[arg-type]
         return [
             UpsertResult(key, r.entity, r.status, r.changes)
             for key, r in zip(keys, merged, strict=True)
@@ -301,43 +301,43 @@ class EntityStore:
             await self.ledger.write(self.ledger.upsert_statements(written, now) + list(extra))
 
     async def _index_entities(
-        self, user_id: str, index: EntityIndex, entities: Sequence[BaseEntity]
+        self,
+        user_id: str,
+        index: EntityIndex,
+        entities: Sequence[BaseEntity],
+        *,
+        defer_vectors: DeferVectors | None = None,
     ) -> None:
         """Put (or replace) the entries of `entities` in `index`, with their vectors, and
-        write it once."""
-        vectors = await self.vectors_for(index, entities)
+        write it once.
+
+        With `defer_vectors`, changed texts are not embedded here: their entries keep the
+        vector of the previous text (close; its `vec_key` says it is stale) or none, and
+        `defer_vectors` is handed their refs just before the index is written, with no await
+        between (inside the user's writer both are rows of its storage, written together: an
+        entry indexed without its vector is always listed for one)."""
+        if defer_vectors is not None:
+            vectors, later = index_vectors.held(self.embedder, index, entities)
+        else:
+            vectors, later = await self.vectors_for(index, entities), []
+        stale = set(later)
+        before = {(e.type, e.id): e for e in index.entries if (e.type, e.id) in stale}
         place_entries(index, entities, vectors)
+        if before:
+            for entry in index.entries:  # fresh entries: place_entries made them
+                old = before.get((entry.type, entry.id))
+                if old is not None:
+                    entry.vec, entry.vec_key = old.vec, old.vec_key
+        if later and defer_vectors is not None:
+            defer_vectors(later)
         await self.write_index(user_id, index)
 
     async def vectors_for(
         self, index: EntityIndex, entities: Sequence[BaseEntity]
     ) -> dict[tuple[str, str], str]:
         """Packed vectors of `entities`, in one batched AI call; {} when embeddings are off or
-        the model failed (they rank lexically until a reindex backfills them).
-
-        An index whose vectors came from another model drops them all: two models' spaces
-        are never compared.
-        """
-        if self.embedder is None or not entities:
-            return {}
-        model = self.embedder.model.name
-        if index.vector_model != model:
-            drop_vectors(index)
-            index.vector_model, index.vector_center, index.vector_count = model, None, 0
-        reused, fresh = reusable_vectors(index, entities)  # embed only texts that changed
-        if not fresh:
-            return reused
-        found = await self.embedder.try_embed([embedding_text(e) for e in fresh], "passage")
-        if found is None:
-            return reused
-        index.vector_center, index.vector_count = running_mean(
-            index.vector_center, index.vector_count, found
-        )
-        center = index.vector_center
-        return reused | {
-            (e.type, e.id): pack_signs(centred(v, center))
-            for e, v in zip(fresh, found, strict=True)
-        }
+        the model failed (they rank lexically until a reindex backfills them)."""
+        return await index_vectors.vectors_for(self.embedder, index, entities)
 
     async def _unrecorded(
         self, user_id: str, merged: Sequence[MergeResult]
