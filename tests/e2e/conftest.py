@@ -11,17 +11,12 @@ from collections.abc import Iterator
 
 import pytest
 
-from .hostproc import Host, HostError, start_host
+from .hostproc import Host, host_for_tests
 
 __all__ = ["Host"]
 
 
 @pytest.fixture(scope="session")
 def host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Host]:
-    persist_dir = tmp_path_factory.mktemp("wrangler-state") / "v3"
-    try:
-        # Clock override: the extraction tests replay dated sessions of the evaluation set.
-        with start_host(persist_dir, ["--var", "ALLOW_CLOCK_OVERRIDE=1"]) as running:
-            yield running
-    except HostError as exc:
-        pytest.fail(str(exc))
+    # Clock override: the extraction tests replay dated sessions of the evaluation set.
+    yield from host_for_tests(tmp_path_factory, "wrangler-state", "--var", "ALLOW_CLOCK_OVERRIDE=1")

@@ -20,6 +20,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pytest
+
 from tests.e2e import miniflare_state
 
 REPO = Path(__file__).resolve().parents[2]
@@ -163,6 +165,19 @@ def apply_pending_migrations(persist_dir: Path) -> None:
         raise HostError(f"migrations failed:\n{migrate.stdout}\n{migrate.stderr}")
     if left := pending_migrations(persist_dir):
         raise HostError(f"migrations still pending after apply: {left}\n{migrate.stdout}")
+
+
+def host_for_tests(
+    tmp_path_factory: pytest.TempPathFactory, folder: str, *args: str, llm: bool = False
+) -> Iterator[Host]:
+    """A fixture's host on state of its own (`folder` under pytest's temporary directory); a
+    host that cannot start fails the test that needs it, with the reason."""
+    persist_dir = tmp_path_factory.mktemp(folder) / "v3"
+    try:
+        with start_host(persist_dir, args, llm=llm) as running:
+            yield running
+    except HostError as exc:
+        pytest.fail(str(exc))
 
 
 @contextmanager

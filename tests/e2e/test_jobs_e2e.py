@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import httpx
 import pytest
 
-from .hostproc import Host, HostError, start_host
+from .hostproc import Host, host_for_tests
 
 #: Messages in the long session of the shared host (five chunks, embeddings on).
 LONG_SESSION = 200
@@ -135,12 +135,7 @@ def lexical_host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Host]:
     """A host with embeddings off: the local embedding model on a shared 2-CPU box costs
     ~4 s a chunk (80 texts), which would make the 2,000-message job take minutes; what the
     issue measures is the job's own work against other users' requests."""
-    persist_dir = tmp_path_factory.mktemp("wrangler-jobs") / "v3"
-    try:
-        with start_host(persist_dir, ["--var", "EMBEDDING_MODEL=off"]) as running:
-            yield running
-    except HostError as exc:
-        pytest.fail(str(exc))
+    yield from host_for_tests(tmp_path_factory, "wrangler-jobs", "--var", "EMBEDDING_MODEL=off")
 
 
 def test_a_2000_message_job_reaches_done_while_other_users_are_served(

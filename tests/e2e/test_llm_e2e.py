@@ -19,7 +19,7 @@ import pytest
 
 from entity_memory.extraction.llm.catalog import workers_ai_spec
 
-from .hostproc import Host, HostError, start_host
+from .hostproc import Host, host_for_tests
 
 #: A local model call on 2 busy cores can take minutes; the host's own per-call timeout is 300 s.
 REQUEST_TIMEOUT_S = 900
@@ -48,12 +48,7 @@ TEXT = " ".join(m["content"] for m in MESSAGES).lower()
 
 
 def _host(tmp_path_factory: pytest.TempPathFactory, name: str, *args: str) -> Iterator[Host]:
-    persist_dir = tmp_path_factory.mktemp(name) / "v3"
-    try:
-        with start_host(persist_dir, args, llm=True) as running:
-            yield running
-    except HostError as exc:
-        pytest.fail(str(exc))
+    yield from host_for_tests(tmp_path_factory, name, *args, llm=True)
 
 
 @pytest.fixture(scope="module")
