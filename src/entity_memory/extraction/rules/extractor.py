@@ -174,7 +174,7 @@ def to_candidates(
         for key, fact in facts.items():
             # A campaign's metric is named as people say it, by the campaign's short name
             # ("Brand CTR"); the full name stays an alias.
-            short = metrics.aliases(fact, campaign_names) if entity_type == "metric" else []
+            short = metrics.short_names(fact, campaign_names) if entity_type == "metric" else []
             stored = names.get((entity_type, key))
             if stored is None and short:
                 stored = names.get((entity_type, normalize_name(short[0])))

@@ -209,7 +209,7 @@ def short_campaign(name: str) -> str:
     return " ".join(ws)
 
 
-def aliases(r: Reading, campaign_names: Iterable[str]) -> list[str]:
+def short_names(r: Reading, campaign_names: Iterable[str]) -> list[str]:
     """The name people give the reading: its KPI after the campaign's short name, unless
     another of the user's campaigns has that short name too ("Sale Search", "Sale PMax"):
     an alias two metrics share would merge them."""
