@@ -341,3 +341,21 @@ async def test_an_erasure_drops_the_backlog_before_its_alarm(
     await vtwin.host(USER).alarm()
     assert gate.calls == 0
     assert await memkv.get_json(f"index:{USER}:entities") is None
+
+
+async def test_an_alarm_that_finds_a_pass_under_way_waits_for_its_vectors(
+    vtwin: WriterTwin, memkv: InMemoryKV, gate: Gate
+) -> None:
+    """A job's chunk runs after `embed_backlog`: it must find the vectors of what was written
+    before it, even when another alarm's pass is still embedding them."""
+    await put(vtwin, campaign("DACH", "Germany and Austria"))
+    await gate.called()  # the PUT's alarm is embedding, held by the model
+    host = vtwin.host(USER)
+    second = asyncio.ensure_future(host.embed_backlog())
+    for _ in range(20):
+        await asyncio.sleep(0)
+    assert not second.done()  # waits for the pass under way instead of going on without it
+    gate.open.set()
+    await second
+    assert backlog(vtwin) == []
+    assert gate.calls == 1

@@ -75,7 +75,7 @@ class WriterHost:
         self.backlog = VectorBacklog(state.table)
         self._wake = wake
         self._running_jobs = False
-        self._embedding = False
+        self._embedding: asyncio.Future[None] | None = None
 
     async def wake(self) -> None:
         if not self._running_jobs and self._wake is not None:
@@ -141,10 +141,12 @@ class WriterHost:
         (service/vector_backlog.py), a batch of texts at a time. The entities are read and
         the vectors applied inside the writer's lock; the model call runs outside it, so the
         user's writes never wait on the model. A pass that fails leaves the backlog for a
-        later alarm."""
-        if self._embedding:
+        later alarm. A call that finds a pass under way waits for it: a job's chunk must find
+        the vectors of what was written before it (resolution by meaning reads them)."""
+        if self._embedding is not None:
+            await asyncio.shield(self._embedding)
             return
-        self._embedding = True
+        self._embedding = asyncio.get_running_loop().create_future()
         try:
             for _ in range(BACKLOG_STEPS_PER_ALARM):
                 if not await self._embed_some():
@@ -156,7 +158,8 @@ class WriterHost:
             logger.exception("embedding the backlog failed; a later alarm tries again")
             await self.state.retry_at(self.state.clock() + BACKLOG_RETRY_MS)
         finally:
-            self._embedding = False
+            passing, self._embedding = self._embedding, None
+            passing.set_result(None)
 
     async def _embed_some(self) -> bool:
         """Embed the texts of the backlog's first refs; whether to go on (False: nothing
