@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from itertools import zip_longest
 
 from entity_memory.domain.ranking import (
     ALWAYS_INJECT,
@@ -45,8 +46,9 @@ FALLBACK_ENTITIES = 3
 #: What a chosen campaign brings along, at most, per kind.
 COMPANIONS: dict[str, int] = {"metric": 5, "decision": 3, "pain_point": 3}
 FALLBACK_REASON = "important_recent"
-#: The always-injected preferences and open pain points are sure of a third of the limit; the
-#: rest of their places come after the task's entities and their campaigns' companions.
+#: The always-injected preferences and open pain points are sure of a third of the limit (one
+#: of each type at least, half the limit at most); the rest of their places come after the
+#: task's entities and their campaigns' companions.
 ALWAYS_RESERVE_DIVISOR = 3
 
 
@@ -62,13 +64,16 @@ class Selection:
 
 
 def _always(sig: Signals) -> list[int]:
-    """The best preferences and open pain points (a resolved one is no longer a pain)."""
+    """The best preferences and open pain points, alternating (a resolved one is no longer a
+    pain)."""
     of_type: dict[str, list[int]] = {t: [] for t in ALWAYS_INJECT}
     for i, entry in enumerate(sig.entries):
         found = of_type.get(entry.type)
         if found is not None and not entry.resolved:
             found.append(i)
-    return [i for t in ALWAYS_INJECT for i in sig.best(of_type[t], ALWAYS_INJECT_PER_TYPE)]
+    best = [sig.best(of_type[t], ALWAYS_INJECT_PER_TYPE) for t in ALWAYS_INJECT]
+    # Alternating, so a reserve shorter than the list holds some of each type.
+    return [i for group in zip_longest(*best) for i in group if i is not None]
 
 
 def _companions(sig: Signals, campaigns: Sequence[str], taken: set[int]) -> list[tuple[int, str]]:
@@ -109,7 +114,8 @@ def choose(sig: Signals, limit: int) -> Selection:
     relevant = [i for i, r in enumerate(sig.relevances) if r >= RELEVANCE_FLOOR or sig.named(i)]
     fallback = None
     always = _always(sig)
-    reserved = always[: min(len(always), limit // ALWAYS_RESERVE_DIVISOR)]
+    reserve = min(max(len(ALWAYS_INJECT), limit // ALWAYS_RESERVE_DIVISOR), max(1, limit // 2))
+    reserved = always[:reserve]
     room = limit - len(reserved)
     core = [i for i in sig.best(relevant, limit) if i not in reserved][:room]
     if not core:
