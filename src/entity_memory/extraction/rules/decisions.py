@@ -35,7 +35,7 @@ class Decision:
     sources: list[Sentence] = field(default_factory=list)
 
 
-#: After a comma, a list goes on ("add repair, club and jobs as negatives"), a clause does not.
+#: After a comma, a list goes on ("add cheap, free and diy as negatives"), a clause does not.
 _LIST_GOES_ON = re.compile(r"^\s*[\w'-]+(?:\s+[\w'-]+)?\s*(?:,|\s(?:and|or)\s)", re.I)
 
 
@@ -61,8 +61,9 @@ def _action(rest: str) -> str | None:
 
 
 _IT = re.compile(r"^(\w+)\s+it\b", re.I)
-#: Articles inside a decision's name: a name reads as a headline ("Cut radius to 20 miles").
-_ARTICLE = re.compile(r"\s+(?:the|a|an)\s+", re.I)
+#: Lowercase articles inside a decision's name: a name reads as a headline ("Lower budget to
+#: $20/day"); the capital "A" of "Ad Group A" is a name, not an article.
+_ARTICLE = re.compile(r"\s+(?:the|a|an)\s+")
 
 
 def _decision(
@@ -104,6 +105,10 @@ _REPORT = re.compile(
     r"(?P<verb>[a-z]+)\b(?P<rest>.*)",
     re.I,
 )
+#: A report that says who made the change ("I've ...", "Done: ...").
+_SAID_WHO = re.compile(r"^(?:(?:done|all set|updated)\s*[:.,!-]\s*|I(?:'ve| have)?\s+)", re.I)
+#: Account verbs whose past form reports work, not a change ("I ran the numbers").
+_NOT_A_CHANGE = frozenset({"run", "start", "test", "try", "use", "focus", "keep", "hold", "target"})
 #: Past forms that are not "-ed" forms of the base (set, cut, put are the same in both).
 _IRREGULAR_PAST = {"set": "set", "cut": "cut", "put": "put", "built": "build", "ran": "run"}
 
@@ -122,15 +127,22 @@ def base_verb(word: str) -> str | None:
 
 
 def reported(sentence: Sentence, finder: MentionFinder) -> Decision | None:
-    """A change the assistant reports having made: the user's decision, carried out."""
-    if sentence.role != "assistant" or NOT_A_STATEMENT.search(sentence.text):
+    """A change the assistant reports having made: the user's decision, carried out.
+
+    "I've lowered ...", "Done: added ..." say who did it; a bare past form counts only when a
+    campaign's name follows it ("Paused Lotus Search."), since "Increased competition pushed
+    CPCs up" and "Paused campaigns cost nothing" start the same way and report nothing."""
+    text = sentence.text.strip()
+    if sentence.role != "assistant" or NOT_A_STATEMENT.search(text):
         return None
-    m = _REPORT.match(sentence.text.strip())
+    m = _REPORT.match(text)
     base = base_verb(m.group("verb")) if m else None
-    if m is None or base is None:
+    if m is None or base is None or base in _NOT_A_CHANGE:
         return None
-    if base in ("set", "put", "cut") and not m.group(0).lower().startswith(("i", "done")):
-        return None  # a bare "Set ..." or "Cut ..." at the start is an instruction, not a report
+    if not _SAID_WHO.match(text):
+        after = m.start("rest") + len(m.group("rest")) - len(m.group("rest").lstrip())
+        if not any(mention.start <= after < mention.end for mention in finder.find(text)):
+            return None
     return _decision(sentence, f"{base}{m.group('rest')}", finder, True)
 
 

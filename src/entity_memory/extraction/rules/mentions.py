@@ -76,22 +76,22 @@ _WORD_SPAN = re.compile(r"\w+")
 MAX_KNOWN_WORDS = 8
 
 
-#: Where a structured campaign name's first part ends ("Standard Shopping - All Products").
+#: Where a structured campaign name's first part ends ("Lotus Mats - All Sizes").
 _NAME_PARTS = re.compile(r"\s+[-\u2013|:]\s+")
 #: Words a first part needs to stand for the whole name ("Brand" of "Brand - Exact" does not).
 MIN_PART_WORDS = 2
 
 
 def first_part(name: str) -> str | None:
-    """A structured name's first part ("Standard Shopping" of "Standard Shopping - All
-    Products"), when it has the words to stand for the whole; else None."""
+    """A structured name's first part ("Lotus Mats" of "Lotus Mats - All Sizes"), when it
+    has the words to stand for the whole; else None."""
     first = _NAME_PARTS.split(name, maxsplit=1)[0]
     return first if first != name and len(first.split()) >= MIN_PART_WORDS else None
 
 
 def _known_names(known: list[KnownEntity]) -> dict[str, str]:
     """Normalised name or alias -> stored name, for the user's campaigns. A structured name's
-    first part ("Standard Shopping" of "Standard Shopping - All Products") stands for it too,
+    first part ("Lotus Mats" of "Lotus Mats - All Sizes") stands for it too,
     as people shorten it, unless two campaigns share that part."""
     out: dict[str, str] = {}
     parts: dict[str, set[str]] = {}
@@ -110,7 +110,21 @@ def _known_names(known: list[KnownEntity]) -> dict[str, str]:
     return out
 
 
-def _known_mentions(text: str, names: dict[str, str]) -> list[Mention]:
+def _capitalised(span: str) -> bool:
+    """Every word starts with a capital: a first part stands for a campaign only as a name
+    ("Water Heater ROAS"), not as words ("our water heater broke")."""
+    return all(w[0].isupper() for w in span.split() if w[0].isalpha())
+
+
+def _part_keys(known: list[KnownEntity]) -> frozenset[str]:
+    """The normalised first parts among the known names (see `_known_names`)."""
+    firsts = (first_part(e.name) for e in known if e.type == "campaign")
+    return frozenset(normalize_name(f) for f in firsts if f is not None)
+
+
+def _known_mentions(
+    text: str, names: dict[str, str], parts: frozenset[str] = frozenset()
+) -> list[Mention]:
     """Stored names in the sentence, by looking its word n-grams up (linear in the sentence,
     whatever the number of stored names)."""
     if not names:
@@ -121,8 +135,9 @@ def _known_mentions(text: str, names: dict[str, str]) -> list[Mention]:
     while i < len(spans):
         for n in range(min(MAX_KNOWN_WORDS, len(spans) - i), 0, -1):
             key = " ".join(w for _, _, w in spans[i : i + n])
-            if key in names:
-                found.append(Mention(names[key], spans[i][0], spans[i + n - 1][1]))
+            start, end = spans[i][0], spans[i + n - 1][1]
+            if key in names and (key not in parts or _capitalised(text[start:end])):
+                found.append(Mention(names[key], start, end))
                 i += n
                 break
         else:
@@ -135,6 +150,7 @@ class MentionFinder:
 
     def __init__(self, known: list[KnownEntity]) -> None:
         self._known = _known_names(known)
+        self._parts = _part_keys(known)
         self._last: tuple[str | None, list[Mention]] = (None, [])
         self._by_norm = {normalize_name(e.name): e.name for e in known if e.type == "campaign"}
 
@@ -152,7 +168,7 @@ class MentionFinder:
 
     def _find(self, text: str) -> list[Mention]:
         found: list[Mention] = []
-        found += _known_mentions(text, self._known)
+        found += _known_mentions(text, self._known, self._parts)
         for m in CAMPAIGN_PREFIXED.finditer(text):
             name = _clean(m.group(0))
             if name and len(name.split()) > 1:

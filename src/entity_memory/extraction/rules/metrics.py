@@ -44,7 +44,7 @@ _TIME_UNITS = frozenset("day days week month year hour night time piece".split()
 _FROM = re.compile(r"\bfrom\s*$", re.I)
 _UNITS = {"$": "USD", "€": "EUR", "£": "GBP", "%": "%", "percent": "%", "x": "x"}
 #: A number followed by one of these counts something else ("30 days", "2 weeks"), or is a
-#: daily budget ("94% impression share at $25/day": the share is 94).
+#: daily budget ("81% search share at $40/day": the share is 81).
 _NOT_A_KPI_VALUE = re.compile(
     r"^\s*(?:(?:days?|weeks?|months?|years?|hours?|clicks|people)\b|/\s*day\b|per day\b|a day\b)",
     re.I,
@@ -197,9 +197,8 @@ def summary(r: Reading) -> str:
 
 def short_campaign(name: str) -> str:
     """How people shorten a campaign's name when they name its KPI ("Brand CTR"): a
-    structured name's first part ("Standard Shopping - All Products" -> "Standard
-    Shopping"), else the name without the channel words that end it ("Brand Search" ->
-    "Brand")."""
+    structured name's first part ("Lotus Mats - All Sizes" -> "Lotus Mats"), else the name
+    without the channel words that end it ("Brand Search" -> "Brand")."""
     first = first_part(name)
     if first is not None:
         return first
@@ -234,17 +233,21 @@ def metadata(r: Reading) -> dict[str, object]:
 
 
 def from_tables(messages: list[Message], finder: MentionFinder) -> list[Reading]:
-    """The readings of the conversation's tables (tables.py). A KPI row names no campaign: it
-    is the one campaign its message mentions, else (as for sentences) an account-level figure
-    only from the user's own table."""
+    """The readings of the conversation's tables (tables.py). A row is a campaign where the
+    header says so or the user's campaigns have its name. A KPI row names no campaign: it is
+    the one campaign its message's prose mentions, else (as for sentences) an account-level
+    figure only from the user's own table."""
     out: list[Reading] = []
+    about: dict[int, str | None] = {}
     for r in table_readings(messages):
         if r.row is not None:
-            campaign: str | None = finder.canonical(r.row)
+            campaign = finder.canonical(r.row)
+            if not r.campaign_rows and campaign == r.row:
+                continue  # a keyword, product or service row, not a campaign we know
         else:
-            prose = [ln for ln in messages[r.turn].content.splitlines() if "|" not in ln]
-            named = {m.name for ln in prose for m in finder.find(ln) if not m.platform}
-            campaign = named.pop() if len(named) == 1 else None
+            if r.turn not in about:
+                about[r.turn] = _prose_campaign(messages[r.turn].content, finder)
+            campaign = about[r.turn]
             if campaign is None and r.role != "user":
                 continue
         source = Sentence(r.excerpt, r.role, r.turn, 0)
@@ -252,3 +255,10 @@ def from_tables(messages: list[Message], finder: MentionFinder) -> list[Reading]
             Reading(r.kpi, campaign, r.cell.value, r.cell.text, r.cell.unit, sources=[source])
         )
     return out
+
+
+def _prose_campaign(content: str, finder: MentionFinder) -> str | None:
+    """The one campaign a message's prose (its lines outside tables) mentions, if one."""
+    prose = [ln for ln in content.splitlines() if "|" not in ln]
+    named = {m.name for ln in prose for m in finder.find(ln) if not m.platform}
+    return named.pop() if len(named) == 1 else None

@@ -27,14 +27,23 @@ class PainPoint:
     sources: list[Sentence] = field(default_factory=list)
 
 
-#: Words that name a problem with what follows them: "junk leads", "duplicate conversions",
-#: "spam clicks", "untracked calls". Said by the user, the phrase is the pain point's name.
+#: What an advertiser gets from ads: a problem word before one of these names a pain point
+#: ("junk leads", "duplicate conversions", "spam sign-ups"); before anything else ("broken
+#: pipes", "missing persons") it describes the business, not a problem with its ads.
+AD_OUTCOMES = (
+    r"(?:leads?|calls?|clicks?|conversions?|traffic|sign[- ]?ups?|signups?|demos?|bookings?|"
+    r"enquir(?:y|ies)|inquir(?:y|ies)|orders?|sales|form fills?|submissions?|impressions?|"
+    r"queries|search terms?|keywords?|placements?|installs?|visits?|visitors?)"
+)
 _PROBLEM_NOUN = re.compile(
     r"\b(?P<name>(?:junk|spam|spammy|fake|bogus|fraudulent|bot|irrelevant|unqualified|"
-    r"low[- ]quality|poor[- ]quality|wasted|duplicated?|missing|untracked|broken)"
-    r"(?:\s+(?!(?:again|still|too|today|now|this|that|every|each|from|in|on|at|for|with|is|are|"
-    r"was|were|and|or)\b)[a-z][\w-]*){1,2})",
+    r"low[- ]quality|poor[- ]quality|wasted|duplicated?|missing|untracked)"
+    rf"(?:\s+[a-z][\w-]*)?\s+{AD_OUTCOMES})\b",
     re.I,
+)
+#: A negation just before a complaint's cue turns it around.
+_NEGATED = re.compile(
+    r"\b(?:not|never|no longer|hardly|isn'?t|aren'?t|wasn'?t)\s+(?:\w+\s+)?$", re.I
 )
 #: A thing the user calls bad: "the new leads are garbage", "X is useless".
 _BAD_THING = re.compile(
@@ -48,15 +57,18 @@ def detect(sentence: Sentence, finder: MentionFinder) -> PainPoint | None:
     text = sentence.text
     if sentence.role != "user" or NOT_A_STATEMENT.search(text):
         return None
-    if not COMPLAINT_CUE.search(text):
+    cue = COMPLAINT_CUE.search(text)
+    if cue is None:
         return _named_problem(sentence, finder)
+    if _NEGATED.search(text[: cue.start()]):
+        return None  # "I'm not worried about the CPC increase"
     for pattern in COMPLAINT_OBJECTS:
         m = pattern.search(text)
         # The object follows the cue ("frustrated that X, ..."), the subject precedes it
         # ("..., X keeps failing"): take the clause next to the cue.
         about = m.group(1).split(",") if m else []
         about_text = about[-1] if m and m.start(1) == 0 else (about[0] if about else "")
-        about_text = about_text.split(":")[-1]  # "Big problem #1: the demos are garbage"
+        about_text = about_text.split(":")[-1]  # "Issue one: the chat leads are useless"
         if m and (name := noun_phrase(about_text, max_words=5, min_words=2)):
             name = name[0].upper() + name[1:]
             severity = "high" if SEVERE.search(text) else "medium"
@@ -66,8 +78,8 @@ def detect(sentence: Sentence, finder: MentionFinder) -> PainPoint | None:
 
 
 def _named_problem(sentence: Sentence, finder: MentionFinder) -> PainPoint | None:
-    """A problem the user names without a complaint cue: a thing called bad ("the demos are
-    garbage"), or a phrase that is a problem by its first word ("junk calls again")."""
+    """A problem the user names without a complaint cue: a thing called bad ("the new leads
+    are useless"), or an ad outcome a problem word qualifies ("spam leads, two more")."""
     text = sentence.text
     bad = _BAD_THING.search(text.split(",")[-1].strip()) or _BAD_THING.search(text)
     name = noun_phrase(bad.group("about").split(",")[-1], max_words=5, min_words=2) if bad else None

@@ -153,25 +153,32 @@ PREFERENCE_CUE = re.compile(
 #: preference needs one of these AND a topic of how the user works with the assistant).
 STANDING_FORM = re.compile(
     r"\b(?:please|pls|plz|always|never|don'?t|do not|going forward|from here on|from now on|"
-    r"in (?:the )?future|I(?:'d| would)? (?:rather|prefer|like)|"
-    r"I (?:only )?(?:want|need|care about)|"
-    r"I(?:'m| am) (?:generally )?(?:risk[- ]averse|conservative|cautious|aggressive)|generally|"
-    r"(?:can|could) (?:you|we)|keep (?:it|them|things|me)|send me|show me|give me|tell me|"
-    r"talk to me|speak to me|cc|copy (?:me|in)|no more than|not more than|at most|max(?:imum)?|"
-    r"every|each)\b",
+    r"in (?:the )?future|I(?:'d| would)? (?:rather|prefer|like)|I (?:want|need)|"
+    r"(?:can|could) (?:you|we)|keep (?:it|them|things)|send me|show me|give me|"
+    r"no more than|not more than|at most|max(?:imum)?|every|each)\b",
     re.I,
 )
-#: What a preference is about: reports and updates, how to talk, how much risk to take.
+#: What makes an instruction standing rather than one-off: it repeats ("every Friday", "from
+#: now on", "weekly"), sets a limit ("at most 10%"), or sets a style that holds for every
+#: answer ("short", "bullet points", "tables"). "Send me last month's report" has none.
+STANDING_MARK = re.compile(
+    r"\b(?:always|never|every|each time|whenever|from now on|going forward|from here on|"
+    r"in (?:the )?future|by default|no more than|not more than|at most|max(?:imum)?\s+\d|"
+    r"weekly|monthly|daily|biweekly|fortnightly|short|shorter|brief|concise|bullets?|"
+    r"bullet points?|tables?|charts?|jargon|detailed|in detail)\b",
+    re.I,
+)
+#: What a preference is about: reports and updates, how to answer, how much risk to take.
 STANDING_TOPIC = re.compile(
     r"\b(?:reports?|reporting|updates?|summar(?:y|ies)|recaps?|emails?|messages?|check[- ]?ins?|"
     r"calls?|meetings?|tables?|charts?|graphs?|bullets?|bullet points?|short|brief|concise|"
-    r"detail(?:ed|s)?|long|math|numbers|jargon|explain\w*|talk|language|tone|format|inbox|"
+    r"detail(?:ed|s)?|long|math|numbers|jargon|explain\w*|language|tone|format|inbox|"
     r"dashboards?|weekly|monthly|daily|biweekly|fortnightly|(?:mon|tues|wednes|thurs|fri|satur|"
     r"sun)days?|mornings?|budgets?|spend|experiments?|tests?|testing|risk\w*|approv\w*|"
-    r"ask(?:ing)? me|check with me|touch|changes?|caps?|limits?|\d+\s?%|judge|measure)\b",
+    r"ask(?:ing)? me|check with me|changes?|caps?|limits?|\d+\s?%)\b",
     re.I,
 )
-#: "Can you send me this every month?" asks for a standing arrangement, not an answer.
+#: "Could you email me a recap each Monday?" asks for a standing arrangement, not an answer.
 STANDING_REQUEST = re.compile(r"^\W*(?:\w+\s+){0,2}(?:can|could) (?:you|we)\b", re.I)
 
 #: Verbs that change an account: a commitment to one of these is a decision.

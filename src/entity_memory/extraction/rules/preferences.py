@@ -18,6 +18,7 @@ from entity_memory.extraction.rules.patterns import (
     PREFERENCE_CATEGORIES,
     PREFERENCE_CUE,
     STANDING_FORM,
+    STANDING_MARK,
     STANDING_REQUEST,
     STANDING_TOPIC,
 )
@@ -38,7 +39,7 @@ _REQUEST = re.compile(
 )
 #: A preference that replaces an earlier one says so ("Thursdays instead").
 REVISION_CUE = re.compile(
-    r"\b(?:instead|change[ds]?|moved?|switch(?:ed)?|no longer|rather than|from now on|now)\b", re.I
+    r"\b(?:instead|changed|moved|switched|no longer|rather than|from now on)\b", re.I
 )
 #: Cue words that are not part of what is preferred.
 _PREFER = re.compile(
@@ -80,12 +81,13 @@ def detect(sentence: Sentence) -> Preference | None:
 
 
 def _standing(sentence: Sentence) -> Preference | None:
-    """A standing instruction without an explicit cue: a request or rule (STANDING_FORM) about
-    how the user works with the assistant (STANDING_TOPIC), in the same clause."""
+    """A standing instruction without an explicit cue: a request or rule (STANDING_FORM) that
+    holds beyond this once (STANDING_MARK) about how the user works with the assistant
+    (STANDING_TOPIC), in the same clause."""
     for start, end in clauses(sentence.text):
         clause = sentence.text[start:end].strip().rstrip(".!?")
         form, topic = STANDING_FORM.search(clause), STANDING_TOPIC.search(clause)
-        if not form or not topic:
+        if not form or not topic or not STANDING_MARK.search(clause):
             continue
         if form.group(0).lower() in ("always", "never") and not _STANDING.search(clause):
             continue
@@ -94,7 +96,9 @@ def _standing(sentence: Sentence) -> Preference | None:
         verb = stated.split(" ", 1)[0].lower()
         if verb in ACTION_VERBS | _ONE_OFF_VERBS and not _KEEP_HOW.match(stated):
             continue  # "can you give X more budget": one change asked for, a decision's matter
-        name = action_phrase(stated, max_words=8, needs_object=False)
+        name = action_phrase(stated, max_words=8, needs_object=False) or action_phrase(
+            clause, max_words=8, needs_object=False
+        )
         if name is None:
             continue
         category = next((c for c, p in PREFERENCE_CATEGORIES if p.search(clause)), "communication")
@@ -103,12 +107,19 @@ def _standing(sentence: Sentence) -> Preference | None:
 
 
 def revises(p: Preference, known: list[KnownEntity]) -> str | None:
-    """The stored preference a revision replaces: the one known preference whose name shares
-    a pair of content words with it ("weekly report"), where the user says it changes."""
+    """The stored preference a revision replaces: the one known preference of its category
+    whose name shares a pair of content words with it ("weekly report"), where the user says
+    it replaces something ("instead", "moved", "no longer")."""
     if not REVISION_CUE.search(p.sources[-1].text):
         return None
     mine = _pairs(p.name) | _pairs(p.value)
-    matches = [k.name for k in known if k.type == "preference" and _pairs(k.name) & mine]
+    matches = [
+        k.name
+        for k in known
+        if k.type == "preference"
+        and k.facts.get("category") in (None, p.category)
+        and _pairs(k.name) & mine
+    ]
     return matches[0] if len(matches) == 1 else None
 
 

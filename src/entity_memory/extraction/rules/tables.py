@@ -29,6 +29,7 @@ _NUMBER_CELL = re.compile(
     r"(?P<k>k)?\s?(?P<unit>%|x)?$",
     re.I,
 )
+_CURRENCIES = {"$": "USD", "€": "EUR", "£": "GBP"}
 #: First header cells of a table whose rows are KPIs.
 _KPI_ROWS = frozenset({"metric", "metrics", "kpi", "kpis", "measure", ""})
 #: Header words that name what a row is (not a KPI column).
@@ -36,9 +37,17 @@ _NAME_COLUMNS = frozenset({"campaign", "campaigns", "ad group", "channel", "name
 #: KPIs worth keeping from a table: costs per result, rates, ratios and shares. Raw counts and
 #: spend columns are the table's context, not facts a person would carry to the next session.
 _EFFICIENCY = re.compile(
-    r"\b(?:cost|cpa|cpc|cpm|cpl|cps|roas|roi|ctr|cvr|rate|share|margin|aov|value|per)\b|[/%]",
+    r"\b(?:cpa|cpc|cpm|cpl|cps|roas|roi|ctr|cvr|rate|share|margin|aov|value|per)\b|"
+    r"\bcost\s*(?:/|per\b)|%",
     re.I,
 )
+#: A column of money to spend, not a result ("Budget/day").
+_NOT_A_KPI = re.compile(r"\bbudget", re.I)
+#: Header words of a table whose rows are campaigns.
+_CAMPAIGN_HEADER = re.compile(r"\b(?:campaigns?|ad groups?|asset groups?)\b", re.I)
+#: Columns of a KPI row that are not its current value, and those that are.
+_NOT_CURRENT = re.compile(r"\b(?:target|goal|last|previous|prior|before|old|was)\b", re.I)
+_CURRENT = re.compile(r"\b(?:current|now|this|after|latest|new|today)\b", re.I)
 #: A KPI column's name is short; longer headers are notes.
 MAX_KPI_WORDS = 4
 #: How an excerpt's pieces are joined (grounding reads "…" as an elision).
@@ -54,7 +63,9 @@ class Cell:
 
 @dataclass(frozen=True)
 class TableReading:
-    """One KPI value a table states: `row` names the campaign (or None for a KPI row)."""
+    """One KPI value a table states: `row` names what the row is about (None for a KPI row);
+    `campaign_rows` says the header calls the rows campaigns (else a row is a campaign only
+    where the user's campaigns have its name: it may be a keyword, a product, a service)."""
 
     role: str
     turn: int
@@ -62,6 +73,7 @@ class TableReading:
     row: str | None
     cell: Cell
     excerpt: str
+    campaign_rows: bool = False
 
 
 def _cells(line: str) -> list[str]:
@@ -73,7 +85,7 @@ def number_cell(text: str) -> Cell | None:
     if m is None:
         return None
     value = float(m.group("num").replace(",", "")) * (1000 if m.group("k") else 1)
-    unit = "USD" if m.group("cur") == "$" else m.group("unit") or None
+    unit = _CURRENCIES.get(m.group("cur") or "") or m.group("unit") or None
     return Cell(text.strip(), value, unit)
 
 
@@ -94,11 +106,12 @@ def _kpi_name(header: str) -> str | None:
     words = header.split()
     if not words or len(words) > MAX_KPI_WORDS or header.lower() in _NAME_COLUMNS:
         return None
-    return header if _EFFICIENCY.search(header) else None
+    return header if _EFFICIENCY.search(header) and not _NOT_A_KPI.search(header) else None
 
 
 def _by_campaign(role: str, turn: int, table: list[list[str]]) -> Iterator[TableReading]:
     header = table[0]
+    campaign_rows = bool(header) and bool(_CAMPAIGN_HEADER.search(header[0]))
     for row in table[1:]:
         name = row[0] if row else ""
         if not name or number_cell(name):
@@ -108,16 +121,32 @@ def _by_campaign(role: str, turn: int, table: list[list[str]]) -> Iterator[Table
             cell = number_cell(text)
             if kpi and cell:
                 excerpt = ELISION.join((kpi, name, cell.text))
-                yield TableReading(role, turn, kpi, name, cell, excerpt)
+                yield TableReading(role, turn, kpi, name, cell, excerpt, campaign_rows)
+
+
+def _current_column(header: list[str]) -> int | None:
+    """The column holding a KPI row's current value: one the header calls current, else the
+    last one that is not a target or an earlier period; None when every column is."""
+    columns = range(1, len(header))
+    named = [
+        i for i in columns if _CURRENT.search(header[i]) and not _NOT_CURRENT.search(header[i])
+    ]
+    if named:
+        return named[-1]
+    usable = [i for i in columns if not _NOT_CURRENT.search(header[i])]
+    return usable[-1] if usable else None
 
 
 def _by_kpi(role: str, turn: int, table: list[list[str]]) -> Iterator[TableReading]:
+    column = _current_column(table[0])
+    if column is None:
+        return
     for row in table[1:]:
         kpi = _kpi_name(row[0]) if row else None
-        cells = [c for c in (number_cell(t) for t in row[1:]) if c is not None]
-        if kpi and cells:
-            excerpt = ELISION.join((kpi, cells[-1].text))
-            yield TableReading(role, turn, kpi, None, cells[-1], excerpt)
+        cell = number_cell(row[column]) if column < len(row) else None
+        if kpi and cell:
+            excerpt = ELISION.join((kpi, cell.text))
+            yield TableReading(role, turn, kpi, None, cell, excerpt)
 
 
 def table_readings(messages: list[Message]) -> list[TableReading]:
