@@ -228,8 +228,8 @@ def assemble_entity_context(
 ) -> str:
     """Group by type in SECTION_ORDER; entities keep the order given (rank order) within a type.
 
-    `links` ("type:id" -> campaign ids) puts a metric, decision or pain point linked to a
-    campaign in the block under that campaign's line instead of in its own section."""
+    `links` ("type:id" -> campaign ids) lists a linked metric, decision or pain point under its
+    campaign's line instead of in its own section."""
     task_terms = set(tokenize(task))
     grouped: dict[str, list[Mapping[str, Any]]] = {}
     for entity in entities:

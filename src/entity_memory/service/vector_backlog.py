@@ -56,7 +56,7 @@ class Backlog(BaseModel):
 class VectorBacklog:
     """The backlog row of one writer's table. Every change runs inside the writer's lock
     (a write adds, the embedding pass settles), so no ref is dropped by a race; erasure
-    clears it with the rest of the table, and nothing here keeps a copy in memory that
+    clears it with the whole table, and nothing here keeps a copy in memory that
     could write it back."""
 
     def __init__(self, table: LocalTable) -> None:

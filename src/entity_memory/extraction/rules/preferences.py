@@ -31,7 +31,7 @@ _STANDING = re.compile(r"(?:^|[,;:]\s*|\b(?:I|we|please|you)\s+)(?:always|never)
 _ONE_OFF_VERBS = frozenset({"give", "get", "spend", "put", "make", "do"})
 #: "keep it short" is how to work; "keep X running" is a change to the account.
 _KEEP_HOW = re.compile(r"keep (?:it|them|things|me)\b", re.I)
-#: The asking words of a request ("can you send me ..." prefers "send me ...").
+#: The asking words of a request ("could you email me ..." prefers "email me ...").
 _REQUEST = re.compile(
     r"^(?:(?:can|could) (?:you|we)|please|pls|plz|I (?:only )?(?:want|need|care about)|"
     r"I(?:'d| would) like)\s+",
