@@ -70,10 +70,7 @@ def detect(sentence: Sentence, finder: MentionFinder) -> PainPoint | None:
         about_text = about[-1] if m and m.start(1) == 0 else (about[0] if about else "")
         about_text = about_text.split(":")[-1]  # "Issue one: the chat leads are useless"
         if m and (name := noun_phrase(about_text, max_words=5, min_words=2)):
-            name = name[0].upper() + name[1:]
-            severity = "high" if SEVERE.search(text) else "medium"
-            campaigns = sorted({c.name for c in finder.find(text)})
-            return PainPoint(name, severity, campaigns, sources=[sentence])
+            return _pain_point(name, sentence, finder)
     return None
 
 
@@ -85,12 +82,15 @@ def _named_problem(sentence: Sentence, finder: MentionFinder) -> PainPoint | Non
     name = noun_phrase(bad.group("about").split(",")[-1], max_words=5, min_words=2) if bad else None
     if name is None and (m := _PROBLEM_NOUN.search(text)):
         name = noun_phrase(m.group("name"), max_words=3, min_words=2)
-    if name is None:
-        return None
-    name = name[0].upper() + name[1:]
+    return None if name is None else _pain_point(name, sentence, finder)
+
+
+def _pain_point(name: str, sentence: Sentence, finder: MentionFinder) -> PainPoint:
+    """The pain point `name` the sentence states, with its severity and its campaigns."""
+    text = sentence.text
     severity = "high" if SEVERE.search(text) else "medium"
     campaigns = sorted({c.name for c in finder.find(text)})
-    return PainPoint(name, severity, campaigns, sources=[sentence])
+    return PainPoint(name[0].upper() + name[1:], severity, campaigns, sources=[sentence])
 
 
 def summary(p: PainPoint) -> str:
