@@ -115,7 +115,7 @@ const bench = await driver.Bench.create(env, Number(opts.n), Boolean(opts.vector
 const memory = { imports: wasmMb() };
 const figures = {};
 const first = {};
-for (const op of ["context", "put20", "put20_writer"]) {
+for (const op of ["context", "context_warm", "put20", "put20_writer"]) {
   if (op === "put20_writer") await bench.evict_writer();
   // The first call is not a per-request cost (first-use imports), except in the writer, where
   // it is what an instance pays after an eviction: it is reported apart.

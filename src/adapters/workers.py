@@ -19,6 +19,7 @@ from adapters.durable_object import durable_writers
 from entity_memory.embeddings.embedder import AiRun
 from entity_memory.service.bindings import Bindings
 from entity_memory.settings import VAR_NAMES, HttpPost, RateLimit, Settings
+from entity_memory.storage.index_snapshots import IndexSnapshots
 from entity_memory.storage.kv import (
     MAX_BULK_GET_KEYS,
     MAX_LIST_LIMIT,
@@ -66,6 +67,11 @@ class WorkersKV:
         text = str(data, "utf-8")
         del data
         return json.loads(text)
+
+    async def get_text(self, key: str) -> bytes | None:
+        # The bytes as they arrive (a memoryview, copied once): pydantic parses them directly.
+        data = await self._kv.get(key, "arrayBuffer")
+        return None if data is None else bytes(data)
 
     async def get_json_many(self, keys: Sequence[str]) -> dict[str, Any | None]:
         if not keys:
@@ -305,8 +311,13 @@ def workers_defer(work: Coroutine[Any, Any, None]) -> None:
     wait_until(proxy)
 
 
+#: This isolate's parsed indexes: module state lives as long as the isolate, across requests.
+_SNAPSHOTS = IndexSnapshots()
+
+
 def bind(env: Any) -> Bindings:
-    """Everything one request needs, built from that request's env (nothing is cached)."""
+    """Everything one request needs, built from that request's env (only the isolate's
+    parsed indexes outlive it)."""
     db = getattr(env, "HISTORY", None)
     ai = getattr(env, "AI", None)
     writers = getattr(env, "USER_WRITER", None)
@@ -321,6 +332,7 @@ def bind(env: Any) -> Bindings:
         rate_limit=_lazy_rate_limit(env),
         writers=None if writers is None else durable_writers(writers),
         defer=workers_defer,
+        snapshots=_SNAPSHOTS,
     )
 
 

@@ -17,6 +17,7 @@ from entity_memory.http.app import create_app
 from entity_memory.service.bindings import Bindings
 from entity_memory.settings import Settings
 from entity_memory.storage.d1 import CountingD1, SQLiteD1
+from entity_memory.storage.index_snapshots import IndexSnapshots
 from entity_memory.storage.kv import CountingKV, InMemoryKV
 from entity_memory.storage.ledger import Ledger
 from entity_memory.storage.store import EntityStore, UpsertResult
@@ -115,7 +116,9 @@ def twin(counted: CountingKV, clock: Clock, db: Any) -> WriterTwin:
 async def client(
     twin: WriterTwin, counted: CountingKV, clock: Clock, db: Any
 ) -> AsyncIterator[httpx.AsyncClient]:
-    worker = Bindings(kv=counted, db=db, clock=clock, writers=twin.stub)
+    # One isolate: its parsed indexes are shared by every request, as in production.
+    isolate = IndexSnapshots()
+    worker = Bindings(kv=counted, db=db, clock=clock, writers=twin.stub, snapshots=isolate)
     app = create_app(lambda env: replace(worker))
     transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
     async with httpx.AsyncClient(transport=transport, base_url="http://test") as c:

@@ -48,6 +48,9 @@ class DyingKV:
     async def get_json(self, key: str) -> Any | None:
         return await self.inner.get_json(key)
 
+    async def get_text(self, key: str) -> str | None:
+        return await self.inner.get_text(key)
+
     async def get_json_many(self, keys: Sequence[str]) -> dict[str, Any | None]:
         return await self.inner.get_json_many(keys)
 

@@ -80,6 +80,9 @@ class FaultyKV:
     async def get_json(self, key: str) -> Any:
         return await self.inj.call("get", lambda: self.inner.get_json(key))
 
+    async def get_text(self, key: str) -> Any:
+        return await self.inj.call("get", lambda: self.inner.get_text(key))
+
     async def get_json_many(self, keys: Sequence[str]) -> dict[str, Any]:
         return await self.inj.call("get_bulk", lambda: self.inner.get_json_many(keys))
 

@@ -245,6 +245,10 @@ class InterleavingKV(InMemoryKV):
         await asyncio.sleep(0)
         return await super().get_json(key)
 
+    async def get_text(self, key: str) -> str | None:
+        await asyncio.sleep(0)
+        return await super().get_text(key)
+
     async def put(self, key: str, value: str, **kw: Any) -> None:
         await asyncio.sleep(0)
         await super().put(key, value, **kw)

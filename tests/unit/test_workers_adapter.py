@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from adapters.workers import D1_HOST_BATCH, WorkersD1, WorkersKV
+from entity_memory.domain.models import EntityIndex
 
 SCHEMA = "CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT, data BLOB)"
 
@@ -152,3 +153,13 @@ async def test_kv_values_are_read_as_bytes_or_text_and_parsed_in_python() -> Non
     assert await kv.get_json("missing") is None
     assert await kv.get_json_many(["b", "missing"]) == {"b": 3, "missing": None}
     assert binding.types == ["arrayBuffer", "arrayBuffer", "text"]
+
+
+async def test_kv_text_is_the_stored_bytes_unparsed_for_the_index_parser() -> None:
+    entry = {"id": "c", "type": "campaign", "name": "Été", "importance": 0.5, "updatedAt": 1}
+    doc = json.dumps({"entries": [entry]}, ensure_ascii=False)
+    kv = WorkersKV(BytesKV({"index": doc}))
+    raw = await kv.get_text("index")
+    assert raw == doc.encode() and type(raw) is bytes
+    assert EntityIndex.model_validate_json(raw or b"").entries[0].name == "Été"
+    assert await kv.get_text("missing") is None

@@ -22,6 +22,7 @@ from entity_memory.settings import (
 )
 from entity_memory.storage.d1 import D1Database
 from entity_memory.storage.held_index import HeldIndex
+from entity_memory.storage.index_snapshots import IndexSnapshots
 from entity_memory.storage.kv import KVNamespace
 
 #: The user's writer by user id: a Durable Object stub whose methods are the writer's
@@ -52,6 +53,9 @@ class Bindings:
     #: (`kv` is then the writer's copy over it). None elsewhere.
     held_index: HeldIndex | None = None
     replica: KVNamespace | None = None
+    #: The isolate's parsed indexes, kept across its requests (storage/index_snapshots.py);
+    #: None: every request parses the index it reads.
+    snapshots: IndexSnapshots | None = None
     #: Raw vars and secrets by name (EXTRACTOR, LLM_BASE_URL, LLM_API_KEY, LLM_MODEL, ...).
     vars: Mapping[str, Any] = field(default_factory=dict)
     clock: Callable[[], int] = wall_clock_ms

@@ -80,7 +80,7 @@ async def retrieve_for_context(
     dropped here, or handed to `report_expired` when another (the user's writer) owns the
     index.
     """
-    index = await store.read_index(user_id)
+    index = await store.read_index_shared(user_id)
     if not index.entries or limit <= 0:
         return Retrieval([], [], None if store.embedder else "off")
     similarity, reason = await semantic(store.embedder, index, task)

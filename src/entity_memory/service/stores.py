@@ -24,6 +24,7 @@ def build_store(bindings: Bindings, ledger: Ledger | None = None) -> EntityStore
         embedder=embedder,
         held=bindings.held_index,
         replica=bindings.replica,
+        snapshots=bindings.snapshots,
     )
 
 

@@ -99,7 +99,9 @@ class WriterKV:
 
     def _remember(self, key: str, value: Any | None) -> None:
         """Keep what KV answered for a key this writer has not written (for a while)."""
-        doc = None if value is None else json.dumps(value)
+        self._remember_text(key, None if value is None else json.dumps(value))
+
+    def _remember_text(self, key: str, doc: str | None) -> None:
         until = self.writer.clock() + KV_READ_TRUST_MS
         self.writer.table.put(key, Row(doc, until, None))
         if is_index_key(key):
@@ -114,6 +116,16 @@ class WriterKV:
         value = await self.inner.get_json(key)
         self._remember(key, value)
         return value
+
+    async def get_text(self, key: str) -> str | bytes | None:
+        known, text = self._row(key)
+        if known:
+            if is_index_key(key) and text is not None:
+                self.writer.index_read(key, text)
+            return text
+        raw = await self.inner.get_text(key)
+        self._remember_text(key, raw.decode() if isinstance(raw, bytes) else raw)
+        return raw
 
     def warm_index(self, key: str) -> EntityIndex | None:
         """The index as this writer last read or wrote it, parsed (None: not held, read it).

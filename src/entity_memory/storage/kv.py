@@ -46,6 +46,12 @@ class KVNamespace(Protocol):
 
     async def get_json(self, key: str) -> Any | None: ...
 
+    async def get_text(self, key: str) -> str | bytes | None:
+        """The stored document unparsed, for a caller that parses it itself: pydantic's JSON
+        parser validates as it reads, which for the 10k-entry index takes a third less time
+        than `json.loads` and validating the result."""
+        ...
+
     async def get_json_many(self, keys: Sequence[str]) -> dict[str, Any | None]:
         """One bulk read of at most `MAX_BULK_GET_KEYS` keys; missing keys map to None."""
         ...
@@ -108,6 +114,10 @@ class InMemoryKV:
     async def get_json(self, key: str) -> Any | None:
         item = self._live(key)
         return None if item is None else json.loads(item.value)
+
+    async def get_text(self, key: str) -> str | None:
+        item = self._live(key)
+        return None if item is None else item.value
 
     async def get_json_many(self, keys: Sequence[str]) -> dict[str, Any | None]:
         if len(keys) > MAX_BULK_GET_KEYS:
@@ -189,6 +199,11 @@ class CountingKV:
         self.ops["get"] += 1
         self.keys_read[key] += 1
         return await self.inner.get_json(key)
+
+    async def get_text(self, key: str) -> str | bytes | None:
+        self.ops["get"] += 1
+        self.keys_read[key] += 1
+        return await self.inner.get_text(key)
 
     async def get_json_many(self, keys: Sequence[str]) -> dict[str, Any | None]:
         self.ops["get_bulk"] += 1

@@ -40,6 +40,7 @@ from entity_memory.settings import Settings, wall_clock_ms
 from entity_memory.storage import index_vectors
 from entity_memory.storage.d1 import Statement
 from entity_memory.storage.held_index import HeldIndex
+from entity_memory.storage.index_snapshots import IndexSnapshots, parse_index
 from entity_memory.storage.kv import MAX_BULK_GET_KEYS, KVListKey, KVNamespace
 from entity_memory.storage.kv_io import bounded_gather, chunks, kv_metadata
 from entity_memory.storage.ledger import Ledger
@@ -90,8 +91,11 @@ class EntityStore:
         embedder: Embedder | None = None,
         held: HeldIndex | None = None,
         replica: KVNamespace | None = None,
+        snapshots: IndexSnapshots | None = None,
     ) -> None:
         self.max_index_entries = max_index_entries
+        #: The isolate's parsed indexes, for readers (`read_index_shared`); None: parse each.
+        self.snapshots = snapshots
         #: The parsed index the user's writer keeps between requests (None: outside it).
         self.held = held
         #: KV itself, where `kv` is the writer's own copy over it (None: `kv` is KV).
@@ -137,17 +141,22 @@ class EntityStore:
         held = None if self.held is None else self.held.warm_index(key)
         if held is not None:
             return held
-        data = await self.kv.get_json(key)
-        if data is None:
+        raw = await self.kv.get_text(key)
+        if raw is None:
             return EntityIndex()
-        try:
-            index = EntityIndex.model_validate(data)
-        except ValueError:
-            # The entities are intact; an unreadable index is rebuilt by reindex, not trusted.
-            logger.error("index of %s does not validate; treating it as empty", user_id)
-            return EntityIndex()
+        if self.snapshots is not None:  # a parse for a write: the kept copy goes first
+            self.snapshots.make_room(key, len(raw))
+        index = parse_index(user_id, raw)
         self._keep_index(key, index)
         return index
+
+    async def read_index_shared(self, user_id: str) -> EntityIndex:
+        """The index for reading only (ranking): outside the writer, with `snapshots`, the
+        parsed copy is shared with the isolate's later requests that read the same bytes,
+        so the caller must not change it or its entries."""
+        if self.snapshots is None or self.held is not None:
+            return await self.read_index(user_id)
+        return await self.snapshots.read(self.kv, index_key(user_id), user_id)
 
     def _keep_index(self, key: str, index: EntityIndex) -> None:
         if self.held is not None:
@@ -157,11 +166,8 @@ class EntityStore:
         """The index as readers find it in KV. Inside the user's writer, `read_index` gives the
         writer's own copy; a repair must start from what KV holds (the replica), which is what
         a lost write or a tampered key leaves wrong."""
-        data = await self.replica.get_json(index_key(user_id))
-        try:
-            return EntityIndex() if data is None else EntityIndex.model_validate(data)
-        except ValueError:
-            return EntityIndex()
+        raw = await self.replica.get_text(index_key(user_id))
+        return EntityIndex() if raw is None else parse_index(user_id, raw)
 
     async def replica_documents(self, keys: Sequence[str]) -> dict[str, Any]:
         """What KV itself holds for `keys` (raw JSON; None where absent), in bulk reads: an
