@@ -3,11 +3,14 @@ points, a chosen campaign's linked entities, and a fallback for tasks that name 
 
 from __future__ import annotations
 
-from entity_memory.domain.selection import FALLBACK_ENTITIES, FALLBACK_REASON
+from entity_memory.domain.selection import COMPANIONS, FALLBACK_ENTITIES, FALLBACK_REASON
 from entity_memory.service.retrieval import retrieve_for_context
 from entity_memory.storage.store import EntityStore
+from tests.unit.conftest import DAY, Clock
 from tests.unit.factories import campaign, decision, item, metric, pain_point, preference
 
+#: What a decision's content may say besides its name (shares no word with the tasks).
+NOTE = "agreed on the weekly call after going through the account together, step by step"
 REGIONS = ("Nordics", "Iberia", "Benelux", "Balkans", "Baltics", "Andes")
 
 
@@ -73,6 +76,32 @@ async def test_companions_stay_within_the_limit(store: EntityStore) -> None:
     found = await retrieve_for_context(store, "u1", "Review Campaign Alpha", limit=3)
     assert len(found.entities) == 3
     assert found.entities[0].name == "Campaign Alpha"
+
+
+async def test_a_campaigns_decisions_come_newest_first_and_of_one_time_the_tasks_own(
+    store: EntityStore, clock: Clock
+) -> None:
+    """Decisions recorded in one session share a time: among them, the one the task is about
+    comes along, not whichever was listed first."""
+    task = "Review the Campaign Alpha search budget and its keywords before June"
+    said = {
+        "Pause weekend delivery": NOTE,
+        "Add sitelinks": NOTE,
+        "Exclude mobile apps": NOTE,
+        "Hold spend": f"until June: {NOTE}",  # the task's word, in the content only
+    }
+    decisions = [decision(name=name, content=content) for name, content in said.items()]
+    await store.upsert_many("u1", [campaign(), *regional_campaigns()], "s1")  # type: ignore[list-item]
+    clock.advance(DAY)
+    await store.upsert_many("u1", decisions, "s2")
+    found = await retrieve_for_context(store, "u1", task)
+    linked = [s.name for s in found.scores if s.linked_to == "campaign-alpha"]
+    assert "Hold spend" in linked and len(linked) == COMPANIONS["decision"]
+    clock.advance(DAY)
+    await store.upsert_many("u1", [decision(name="Raise bids", content=NOTE)], "s3")
+    found = await retrieve_for_context(store, "u1", task)
+    linked = [s.name for s in found.scores if s.linked_to == "campaign-alpha"]
+    assert "Raise bids" in linked and len(linked) == COMPANIONS["decision"]  # newest first
 
 
 async def test_an_entity_the_task_names_is_relevant_in_a_tiny_memory(store: EntityStore) -> None:

@@ -92,7 +92,8 @@ def _companions(sig: Signals, campaigns: Sequence[str], taken: set[int]) -> list
         for kind, cap in COMPANIONS.items():
             found = linked[campaign].get(kind, [])
             if kind == "decision":  # the most recent decisions: what was last done to it
-                best = sorted(found, key=lambda i: -sig.entries[i].updated_at)[:cap]
+                # (among decisions of one time, the task's own first)
+                best = sorted(found, key=lambda i: (-sig.entries[i].updated_at, sig.key(i)))[:cap]
             else:
                 best = sig.best(found, cap)
             out += [(i, campaign) for i in best]
