@@ -84,8 +84,8 @@ def test_metrics_show_value_target_and_trend_grouped_by_campaign() -> None:
             metric("North CPC", "North", [2.0, 2.5]),
         ]
     )
-    assert "value 41 USD" in text and "target 35 USD" in text
-    assert "52 -> 41 improving" in text and "20 -> 30 worsening" in text
+    assert "value $41" in text and "target $35" in text
+    assert "$52 -> $41 improving" in text and "$20 -> $30 worsening" in text
     lines = [line for line in text.splitlines() if line.startswith("- ")]
     assert [("North" in line.split(":")[0]) for line in lines] == [True, True, False]
 

@@ -127,4 +127,4 @@ async def test_the_list_gives_each_entitys_value_on_request(client: httpx.AsyncC
     assert all("value" not in e for e in plain)
     listed = (await client.get("/v1/users/ann/entities", params={"values": "true"})).json()
     values = {e["name"]: e["value"] for e in listed["entities"]}
-    assert values == {"Alpha CPA": "41.5 USD (target 40 USD)", "Alpha": "enabled · budget 60"}
+    assert values == {"Alpha CPA": "$41.50 (target $40)", "Alpha": "enabled · budget 60"}

@@ -7,7 +7,7 @@ with what an agent needs to act on a memory rather than merely read it:
 - a metric shows its value, target and trend (first -> last, improving or worsening by the KPI's
   direction), and metrics of one campaign stand together;
 - a decision on a campaign shows its measured outcome where the memory holds it: that campaign's
-  metric before and after the decision ("since 2026-05-03: CPA 52 -> 41 improving");
+  metric before and after the decision ("since 2026-05-03: CPA $52 -> $41 improving");
 - a resolved pain point is left out, unless the task is about it (then it is marked resolved);
 - stored text is data: line breaks are folded and anything that would close or reopen the block
   is neutralised, so a remembered sentence can never pose as instructions outside it;
@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from entity_memory.domain.amounts import amount, plain_number
 from entity_memory.domain.text import estimate_tokens, normalize_name, tokenize
 from entity_memory.domain.trends import trend_of
 
@@ -53,25 +54,25 @@ def _date(ms: Any) -> str | None:
     return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%d")
 
 
-def _number(value: float) -> str:
-    return f"{value:g}"
+def _unit(meta: Mapping[str, Any]) -> str | None:
+    return str(meta["unit"]) if meta.get("unit") else None
 
 
 def _metric_facts(meta: Mapping[str, Any]) -> str:
-    """`value 41 USD, target 35; 52 -> 41 improving` from what the metric holds."""
+    """`value $41, target $35; $52 -> $41 improving` from what the metric holds."""
     parts = []
-    unit = f" {meta['unit']}" if meta.get("unit") else ""
+    unit = _unit(meta)
     if isinstance(meta.get("value"), int | float):
-        parts.append(f"value {_number(meta['value'])}{unit}")
+        parts.append(f"value {amount(meta['value'], unit)}")
     if isinstance(meta.get("target"), int | float):
-        parts.append(f"target {_number(meta['target'])}{unit}")
+        parts.append(f"target {amount(meta['target'], unit)}")
     facts = ", ".join(parts)
     values = [
         h["value"] for h in meta.get("history") or [] if isinstance(h.get("value"), int | float)
     ]
     if len(values) >= 2:
         _, trend = trend_of(str(meta.get("kpi", "")), values[0], values[-1])
-        arrow = f"{_number(values[0])} -> {_number(values[-1])}"
+        arrow = f"{amount(values[0], unit)} -> {amount(values[-1], unit)}"
         facts += ("; " if facts else "") + (arrow if trend == "unknown" else f"{arrow} {trend}")
     return facts
 
@@ -85,7 +86,7 @@ def _field_facts(entity_type: str, meta: Mapping[str, Any]) -> str:
         if meta.get("strategy"):
             parts.append(f"strategy {meta['strategy']}")
         if isinstance(meta.get("budget"), int | float):
-            parts.append(f"budget {_number(meta['budget'])}")
+            parts.append(f"budget {plain_number(meta['budget'])}")
         if meta.get("status"):
             parts.append(f"status {meta['status']}")
     elif entity_type == "decision":
@@ -123,7 +124,7 @@ def _decided_on(decision: Mapping[str, Any], campaign: str) -> bool:
 
 
 def decision_outcome(decision: Mapping[str, Any], metrics: Sequence[Mapping[str, Any]]) -> str:
-    """`since 2026-05-03: CPA 52 -> 41 improving` for each metric of a campaign the decision
+    """`since 2026-05-03: CPA $52 -> $41 improving` for each metric of a campaign the decision
     is about that was observed both before and after it; "" where the memory cannot say."""
     made = decision.get("createdAt")
     if not isinstance(made, int):
@@ -141,7 +142,8 @@ def decision_outcome(decision: Mapping[str, Any], metrics: Sequence[Mapping[str,
             continue
         kpi = str(meta.get("kpi", ""))
         _, trend = trend_of(kpi, before[-1], after[-1])
-        change = f"{neutralise(kpi)} {_number(before[-1])} -> {_number(after[-1])}"
+        unit = _unit(meta)
+        change = f"{neutralise(kpi)} {amount(before[-1], unit)} -> {amount(after[-1], unit)}"
         outcomes.append(change if trend == "unknown" else f"{change} {trend}")
     if not outcomes:
         return ""

@@ -3,6 +3,7 @@ otherwise open the entity to see."""
 
 from __future__ import annotations
 
+from entity_memory.domain.amounts import amount, plain_number
 from entity_memory.domain.models import (
     BaseEntity,
     CampaignMetadata,
@@ -16,20 +17,15 @@ from entity_memory.domain.models import (
 MAX_HEADLINE_CHARS = 80
 
 
-def _num(value: float) -> str:
-    return f"{value:g}"
-
-
 def _parts(entity: BaseEntity) -> list[str]:
     meta = entity.metadata
     if isinstance(meta, MetricMetadata):
         if meta.value is None:
             return []
-        unit = f" {meta.unit}" if meta.unit else ""
-        target = f" (target {_num(meta.target)}{unit})" if meta.target is not None else ""
-        return [f"{_num(meta.value)}{unit}{target}"]
+        target = f" (target {amount(meta.target, meta.unit)})" if meta.target is not None else ""
+        return [f"{amount(meta.value, meta.unit)}{target}"]
     if isinstance(meta, CampaignMetadata):
-        budget = f"budget {_num(meta.budget)}" if meta.budget is not None else None
+        budget = f"budget {plain_number(meta.budget)}" if meta.budget is not None else None
         return [p for p in (meta.status, meta.strategy, budget) if p]
     if isinstance(meta, PreferenceMetadata):
         return [meta.value]

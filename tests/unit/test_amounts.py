@@ -1,0 +1,27 @@
+"""Stored numbers written back as people write them."""
+
+from __future__ import annotations
+
+import pytest
+
+from entity_memory.domain.amounts import amount
+
+
+@pytest.mark.parametrize(
+    ("value", "unit", "shown"),
+    [
+        (1290, "USD", "$1,290"),
+        (14.2, "USD", "$14.20"),
+        (0.9, "usd", "$0.90"),
+        (-35, "USD", "-$35"),
+        (1200000, "EUR", "€1,200,000"),
+        (7.5, "£", "£7.50"),
+        (4.2, "%", "4.2%"),
+        (3.1, "x", "3.1x"),
+        (12, "calls", "12 calls"),
+        (41.0, None, "41"),
+        (0.05, "", "0.05"),
+    ],
+)
+def test_amounts_read_as_written(value: float, unit: str | None, shown: str) -> None:
+    assert amount(value, unit) == shown
