@@ -12,11 +12,16 @@
    the shipped 1 bit a dimension; int4, a 4-bit scalar; float, the unquantised reference),
    how a similarity becomes 0..1 relevance (minmax over the user's entries, shipped; z:
    standard deviations above the user's mean) and the semantic share of relevance.
-3. Cost: time to rank and index size at 1k and 10k entries (median of REPEATS runs), with
+3. LoCoMo (bench/locomo.py), when its data is present: R@5/R@10 of each question's evidence
+   turns with every observation stored as an entity, in-process lexical and hybrid, and with
+   `--locomo http` through the local host's API too; `--floors` and `--shares` repeat it
+   in-process per relevance floor and per semantic share.
+4. Cost: time to rank and index size at 1k and 10k entries (median of REPEATS runs), with
    random unit vectors of bge-m3's size (1024): cost does not depend on what vectors mean.
 
     .venv/bin/python -m bench.bench_retrieval [--sizes 1000,10000] [--no-quality] [--no-variants]
-        [--no-e2e] [--floors 0,0.2,0.3]
+        [--no-e2e] [--floors 0,0.2,0.3] [--locomo inproc|http|off] [--locomo-limit N]
+        [--locomo-dir DIR] [--shares 0.5] [--misses N]
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import eval_scoring as score
+from bench import locomo
 from bench.e5_local import EMBEDDED, FixedClock, e5_run
 from entity_memory.domain import ranking, selection
 from entity_memory.domain.index_entries import embedding_text
@@ -450,14 +456,24 @@ def main() -> None:
     parser.add_argument(
         "--floors", default="", help="relevance floors to compare, e.g. 0,0.1,0.2 (quality)"
     )
+    locomo.add_arguments(parser)
     args = parser.parse_args()
+    floors = [float(f) for f in args.floors.split(",")] if args.floors else None
     if not args.no_quality:
-        quality(
-            [float(f) for f in args.floors.split(",")] if args.floors else None, not args.no_e2e
-        )
+        quality(floors, not args.no_e2e)
+    locomo.locomo(
+        args.locomo,
+        args.locomo_dir,
+        args.locomo_limit,
+        floors or (),
+        args.misses,
+        locomo.floats(args.shares),
+    )
     if not args.no_variants:
         variants()
-    sizes = [int(s) for s in args.sizes.split(",")]
+    sizes = [int(s) for s in args.sizes.split(",") if s]
+    if not sizes:  # --sizes "": no cost part
+        return
     rng = random.Random(1)
     task = "bump the budget of the brand search campaign in germany"
     print(
