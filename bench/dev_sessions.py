@@ -1,0 +1,73 @@
+"""The dev set's expected entities stored session by session, as a perfect extractor would.
+
+`bench_retrieval` stores each scenario's final rows at once; a probe that asks how a metric
+moved ("since January") then finds only its last value, because no earlier one was ever
+written. Here every session's `expect_entities` are upserted in order, on the clock of that
+session, so metrics build their history and entities their versions as with a real
+extractor: what the block shows of a trend is measured, not just the last state. A metric's
+value (and unit) is read from the first of its facts that states a number; the facts are the
+content, as in `bench_retrieval.as_input`.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Any
+
+from entity_memory.domain.models import EntityInputBase, entity_input_adapter
+from entity_memory.storage.store import EntityStore
+
+#: The dev set's importance labels as scores (SPEC: high = explicit decisions, critical
+#: metrics, stated preferences).
+IMPORTANCE = {"high": 0.8, "medium": 0.5, "low": 0.3}
+#: "$1,290", "61%", "3.2x", "14": a currency sign, the number, a unit straight after it.
+_NUMBER = re.compile(r"(?P<cur>[$€£])?\s?(?P<num>\d[\d,]*(?:\.\d+)?)(?P<unit>%|x\b)?(?!\s*-\s*\d)")
+_CURRENCY = {"$": "USD", "€": "EUR", "£": "GBP"}
+
+
+def epoch_ms(iso: str) -> int:
+    return int(datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp() * 1000)
+
+
+def metric_value(facts: list[str]) -> dict[str, Any]:
+    """`value` and `unit` from the first fact stating a number (not a range)."""
+    for fact in facts:
+        m = _NUMBER.search(str(fact))
+        if m is None:
+            continue
+        unit = _CURRENCY.get(m.group("cur") or "") or m.group("unit")
+        found: dict[str, Any] = {"value": float(m.group("num").replace(",", ""))}
+        return found | ({"unit": unit} if unit else {})
+    return {}
+
+
+def session_input(row: dict[str, Any]) -> EntityInputBase:
+    """One session's expected entity as an upsert item."""
+    facts = [str(f) for f in row.get("facts", [])]
+    text = "; ".join(facts)
+    metadata: dict[str, Any] = {
+        "metric": {"kpi": row["name"], **metric_value(facts)},
+        "decision": {"action": row["name"]},
+        "preference": {"category": "reporting", "value": text or row["name"]},
+    }.get(row["type"], {})
+    doc = {
+        "type": row["type"],
+        "name": row["name"],
+        "aliases": [a for a in row.get("aliases", []) if a != row["name"]][:10],
+        "content": text,
+        "importance": IMPORTANCE.get(str(row.get("importance")), 0.5),
+        "metadata": metadata,
+    }
+    return entity_input_adapter.validate_python(doc)  # type: ignore[return-value]
+
+
+async def store_sessions(
+    store: EntityStore, clock: Any, user: str, scenario: dict[str, Any]
+) -> None:
+    """Upsert every session's expected entities in order, `clock.ms` at the session's date."""
+    for session in scenario["sessions"]:
+        clock.ms = epoch_ms(session["date"])
+        items = [session_input(row) for row in session.get("expect_entities", [])]
+        if items:
+            await store.upsert_many(user, items, session["session_id"])
