@@ -3,7 +3,14 @@ points, a chosen campaign's linked entities, and a fallback for tasks that name 
 
 from __future__ import annotations
 
-from entity_memory.domain.selection import COMPANIONS, FALLBACK_ENTITIES, FALLBACK_REASON
+from entity_memory.domain.ranking import signals
+from entity_memory.domain.selection import (
+    COMPANIONS,
+    FALLBACK_ENTITIES,
+    FALLBACK_REASON,
+    choose,
+)
+from entity_memory.embeddings.vectors import rescale
 from entity_memory.service.retrieval import retrieve_for_context
 from entity_memory.storage.store import EntityStore
 from tests.unit.conftest import DAY, Clock
@@ -133,3 +140,23 @@ async def test_at_a_small_limit_preferences_do_not_crowd_out_the_tasks_entities(
     assert {"Iberia Search", "Iberia CPA", "Iberia CTR", "Iberia ROAS"} <= set(names)
     injected = [e.type for e in found.entities if e.type in ("preference", "pain_point")]
     assert sorted(injected) == ["pain_point", "preference"]  # some of each type
+
+
+async def test_an_entity_that_only_means_the_task_is_admitted_when_it_stands_out(
+    store: EntityStore, clock: Clock
+) -> None:
+    """Semantic similarity is min-max rescaled, so some entity is always "closest"; only one
+    standing well above the user's others is about the task without sharing a word with it."""
+    hobbies = [decision(name=f"{region} weekend plan", content=NOTE) for region in REGIONS]
+    quiet = decision(name="Signed up for pottery", content="a class on Tuesdays")
+    await store.upsert_many("u1", [*hobbies, quiet], "s1")
+    entries = (await store.read_index("u1")).entries
+    task = "What does she do to unwind? Any Nordics weekend plan?"
+    position = [e.name for e in entries].index("Signed up for pottery")
+    flat = [0.5 + 0.01 * i for i in range(len(entries))]
+    standing_out = [0.9 if i == position else 0.1 + 0.01 * i for i in range(len(entries))]
+    for similarity, admitted in ((flat, False), (standing_out, True)):
+        sig = signals(entries, task, clock(), rescale(similarity))
+        chosen = {s.name for s in choose(sig, 10).scores}
+        assert "Nordics weekend plan" in chosen
+        assert ("Signed up for pottery" in chosen) is admitted

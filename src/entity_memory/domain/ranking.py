@@ -196,6 +196,22 @@ def _relevances(lexicals: list[float], semantic: Sequence[float | None] | None) 
     ]
 
 
+def _standouts(semantic: Sequence[float | None] | None) -> list[float]:
+    """Each similarity in standard deviations above the mean of the user's entries (0 where
+    unknown): unlike the min-max relevance, which makes the closest entry 1 whatever the
+    task, this says whether an entry stands out from the others."""
+    if semantic is None:
+        return []
+    present = [s for s in semantic if s is not None]
+    if len(present) < 2:
+        return [0.0] * len(semantic)
+    mean = sum(present) / len(present)
+    sd = math.sqrt(sum((s - mean) ** 2 for s in present) / len(present))
+    if sd == 0:
+        return [0.0] * len(semantic)
+    return [0.0 if s is None else (s - mean) / sd for s in semantic]
+
+
 @dataclass(frozen=True)
 class Signals:
     """Every entry's signals for one task, as plain lists aligned with `entries`: what ranking
@@ -207,6 +223,8 @@ class Signals:
     matched: list[frozenset[str]]
     similarity: Sequence[float | None]
     relevances: list[float]
+    #: How far each entry's similarity stands above the user's others (standard deviations).
+    standouts: list[float]
     importances: list[float]
     recencies: list[float]
     totals: list[float]
@@ -258,13 +276,23 @@ def signals(
     importances = [min(1.0, max(0.0, e.importance)) for e in entries]
     recencies = [recency_score(e.updated_at, now_ms) for e in entries]
     relevances = _relevances(lexicals, semantic)
+    standouts = _standouts(semantic)
     totals = [
         RELEVANCE_WEIGHT * rel + IMPORTANCE_WEIGHT * imp + RECENCY_WEIGHT * rec
         for rel, imp, rec in zip(relevances, importances, recencies, strict=True)
     ]
     similarity = semantic if semantic is not None else [None] * len(entries)
     return Signals(
-        entries, query, lexicals, matched, similarity, relevances, importances, recencies, totals
+        entries,
+        query,
+        lexicals,
+        matched,
+        similarity,
+        relevances,
+        standouts,
+        importances,
+        recencies,
+        totals,
     )
 
 
