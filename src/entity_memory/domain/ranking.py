@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import operator
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -196,20 +197,18 @@ def _relevances(lexicals: list[float], semantic: Sequence[float | None] | None) 
     ]
 
 
-def _standouts(semantic: Sequence[float | None] | None) -> list[float]:
-    """Each similarity in standard deviations above the mean of the user's entries (0 where
-    unknown): unlike the min-max relevance, which makes the closest entry 1 whatever the
-    task, this says whether an entry stands out from the others."""
+def _spread(semantic: Sequence[float | None] | None) -> tuple[float, float] | None:
+    """The mean and standard deviation of the similarities (None: fewer than two): unlike the
+    min-max relevance, which makes the closest entry 1 whatever the task, how far one stands
+    above the user's others says whether it stands out."""
     if semantic is None:
-        return []
+        return None
     present = [s for s in semantic if s is not None]
     if len(present) < 2:
-        return [0.0] * len(semantic)
-    mean = sum(present) / len(present)
-    sd = math.sqrt(sum((s - mean) ** 2 for s in present) / len(present))
-    if sd == 0:
-        return [0.0] * len(semantic)
-    return [0.0 if s is None else (s - mean) / sd for s in semantic]
+        return None
+    mean = math.fsum(present) / len(present)
+    variance = max(0.0, math.fsum(map(operator.mul, present, present)) / len(present) - mean**2)
+    return mean, math.sqrt(variance)
 
 
 @dataclass(frozen=True)
@@ -223,8 +222,8 @@ class Signals:
     matched: list[frozenset[str]]
     similarity: Sequence[float | None]
     relevances: list[float]
-    #: How far each entry's similarity stands above the user's others (standard deviations).
-    standouts: list[float]
+    #: The mean and standard deviation of `similarity` (None: not enough of them).
+    spread: tuple[float, float] | None
     importances: list[float]
     recencies: list[float]
     totals: list[float]
@@ -276,7 +275,7 @@ def signals(
     importances = [min(1.0, max(0.0, e.importance)) for e in entries]
     recencies = [recency_score(e.updated_at, now_ms) for e in entries]
     relevances = _relevances(lexicals, semantic)
-    standouts = _standouts(semantic)
+    spread = _spread(semantic)
     totals = [
         RELEVANCE_WEIGHT * rel + IMPORTANCE_WEIGHT * imp + RECENCY_WEIGHT * rec
         for rel, imp, rec in zip(relevances, importances, recencies, strict=True)
@@ -289,7 +288,7 @@ def signals(
         matched,
         similarity,
         relevances,
-        standouts,
+        spread,
         importances,
         recencies,
         totals,

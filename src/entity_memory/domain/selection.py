@@ -121,12 +121,15 @@ def choose(sig: Signals, limit: int) -> Selection:
     if limit <= 0 or not sig.entries:
         return Selection([], 0)
     entries = sig.entries
-    stands_out = sig.standouts or [0.0] * len(entries)
-    relevant = [
-        i
-        for i, r in enumerate(sig.relevances)
-        if r >= RELEVANCE_FLOOR or stands_out[i] >= STANDOUT_ADMITS or sig.named(i)
-    ]
+    relevant = [i for i, r in enumerate(sig.relevances) if r >= RELEVANCE_FLOOR or sig.named(i)]
+    if sig.spread is not None and sig.spread[1] > 0:
+        standout = sig.spread[0] + STANDOUT_ADMITS * sig.spread[1]
+        admitted = set(relevant)
+        relevant += [
+            i
+            for i, sim in enumerate(sig.similarity)
+            if sim is not None and sim >= standout and i not in admitted
+        ]
     fallback = None
     always = _always(sig)
     reserve = min(max(len(ALWAYS_INJECT), limit // ALWAYS_RESERVE_DIVISOR), max(1, limit // 2))

@@ -52,7 +52,7 @@ async def semantic_similarity(
     if embedder is None:
         return None, "off"
     signs = [None if e.vec is None else unpack_signs(e.vec) for e in index.entries]
-    count = sum(s is not None for s in signs)
+    count = len(signs) - signs.count(None)
     if index.vector_model != embedder.model.name and count:
         return None, "other_model"
     if count < MIN_ENTRIES_FOR_SEMANTIC:
