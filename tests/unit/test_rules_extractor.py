@@ -511,6 +511,16 @@ def test_a_reported_change_keeps_its_whole_list() -> None:
     assert decision["metadata"]["action"] == "exclude cheap, free and diy as negative keywords"
 
 
+def test_a_long_change_is_named_by_what_it_became_not_what_it_was() -> None:
+    text = "Switched Campaign Heron Display from Manual CPC to Target ROAS at 400%."
+    (decision,) = of(run(assistant(text)), "decision")
+    assert "Target ROAS" in decision["name"] and "Manual" not in decision["name"]
+    assert "from Manual CPC" in decision["metadata"]["action"]  # the old state stays told
+    moved = "Done: moved $40/day from Campaign Heron Display to Campaign Wren Search."
+    (transfer,) = of(run(assistant(moved)), "decision")
+    assert "Heron" in transfer["name"]  # a transfer's source is part of the decision
+
+
 def test_a_revised_preference_updates_the_stored_one() -> None:
     known = [KnownEntity(type="preference", id="p", name="Send me a monthly summary on the 5th")]
     text = "Board meets earlier, so I want the monthly summary on the 1st instead."

@@ -77,9 +77,26 @@ def _phrase_end(ws: list[str], limit: int) -> int:
     return ends[-1] if ends else 0
 
 
+#: Verbs whose "from A to B" is a source and a destination, both part of the decision.
+_TRANSFERS = frozenset({"move", "shift", "reallocate", "transfer", "pull", "migrate"})
+
+
+def _without_old_state(ws: list[str]) -> list[str]:
+    """"switch X from A to B" without "from A": what it became is the decision, what it was
+    is not (kept in the action and the excerpt)."""
+    low = [_bare(w) for w in ws]
+    if "from" not in low or low[0] in _TRANSFERS:
+        return ws
+    start = low.index("from")
+    if "to" not in low[start + 2 :]:
+        return ws
+    return ws[:start] + ws[low.index("to", start + 2) :]
+
+
 def action_phrase(text: str, max_words: int = 8, *, needs_object: bool = True) -> str | None:
     """A decision's action or a stated preference as a name: the phrase up to the clause end;
-    a longer one ends before its last preposition within `max_words`, never mid-phrase."""
+    a longer one drops a change's old state ("from A") first, then ends before its last
+    preposition within `max_words`, never mid-phrase."""
     ws = words(text)
     if not needs_object:
         while ws and _bare(ws[0]) in _LEADING:
@@ -90,6 +107,8 @@ def action_phrase(text: str, max_words: int = 8, *, needs_object: bool = True) -
         if _bare(w) in NAME_VERBS:
             ws = ws[:i]
             break
+    if len(ws) > max_words:
+        ws = _without_old_state(ws)
     if len(ws) > max_words:
         ws = ws[: _phrase_end(ws, max_words)]
     while ws and _bare(ws[-1]) in FUNCTION_WORDS:
