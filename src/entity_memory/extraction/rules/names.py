@@ -82,8 +82,8 @@ _TRANSFERS = frozenset({"move", "shift", "reallocate", "transfer", "pull", "migr
 
 
 def _without_old_state(ws: list[str]) -> list[str]:
-    """"switch X from A to B" without "from A": what it became is the decision, what it was
-    is not (kept in the action and the excerpt)."""
+    """The words of "switch X from A to B" without "from A": what it became is the decision;
+    what it was is not (the action and the excerpt keep it)."""
     low = [_bare(w) for w in ws]
     if "from" not in low or low[0] in _TRANSFERS:
         return ws
