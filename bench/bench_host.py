@@ -36,11 +36,11 @@ import httpx
 from tests.e2e.hostproc import CLI_ENV, REPO, Host, _free_port, _stop, start_host
 
 from bench.bench_store import TASK, entity_doc
+from bench.host_put import put_entities
 from entity_memory.service.user_writer import MIN_INDEX_WRITE_INTERVAL_MS
 from entity_memory.service.vector_backlog import VECTORS_FLUSH_WITHIN_MS
 
 FILL_BATCH = 100
-FILL_ATTEMPTS = 3
 
 
 def spread(samples: list[float]) -> str:
@@ -71,16 +71,7 @@ def requests(base_url: str, n: int, repeats: int, host: Host | None, embeddings:
     with httpx.Client(base_url=base_url, timeout=600) as client:
         for start in range(0, n, FILL_BATCH):
             docs = [entity_doc(i) for i in range(start, min(n, start + FILL_BATCH))]
-            for attempt in range(FILL_ATTEMPTS):
-                r = client.put(
-                    f"/v1/users/{user}/entities", json={"session_id": "fill", "entities": docs}
-                )
-                # A loaded machine makes the emulated storage fail now and then (503 + retry).
-                if r.status_code != 503 or attempt == FILL_ATTEMPTS - 1:
-                    break
-                time.sleep(float(r.headers.get("retry-after", "1")))
-            if r.is_error:
-                raise RuntimeError(f"fill failed: {r.status_code} {r.text}")
+            put_entities(client, user, "fill", docs)
         counter = iter(range(10**9))
 
         def put20() -> None:

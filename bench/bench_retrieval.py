@@ -42,12 +42,12 @@ from typing import Any
 
 from bench import eval_scoring as score
 from bench import locomo
-from bench.dev_sessions import epoch_ms, store_sessions
+from bench.dev_sessions import epoch_ms, expected_input, store_sessions
 from bench.e5_local import EMBEDDED, FixedClock, e5_run
 from entity_memory.domain import ranking, selection
 from entity_memory.domain.index_entries import embedding_text
 from entity_memory.domain.limits import DEFAULT_CONTEXT_LIMIT, DEFAULT_CONTEXT_TOKENS
-from entity_memory.domain.models import BaseEntity, EntityIndex, IndexEntry, entity_input_adapter
+from entity_memory.domain.models import BaseEntity, EntityIndex, IndexEntry
 from entity_memory.domain.ranking import name_term_count, score_entries
 from entity_memory.embeddings.catalog import LOCAL_E5
 from entity_memory.embeddings.embedder import build_embedder
@@ -82,21 +82,7 @@ EVAL_DIR = REPO.parent / "shared" / "eval" / "dev"
 
 def as_input(row: dict[str, Any]) -> Any:
     """An expected final entity as an upsert item: its name, aliases and facts."""
-    facts = "; ".join(str(f) for f in row.get("facts", []))
-    metadata: dict[str, Any] = {
-        "metric": {"kpi": row["name"]},
-        "decision": {"action": row["name"]},
-        "preference": {"category": "reporting", "value": facts or row["name"]},
-    }.get(row["type"], {})
-    doc = {
-        "type": row["type"],
-        "name": row["name"],
-        "aliases": [a for a in row.get("aliases", []) if a != row["name"]][:10],
-        "content": facts,
-        "importance": 0.5,
-        "metadata": metadata,
-    }
-    return entity_input_adapter.validate_python(doc)
+    return expected_input(row, importance=0.5)
 
 
 @dataclass
@@ -172,10 +158,6 @@ async def probe_hits(semantic: bool) -> dict[int, list[float]]:
     return (await probe_quality(semantic)).hits
 
 
-def _ms(iso: str) -> int:
-    return int(datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp() * 1000)
-
-
 async def end_to_end_hits(semantic: bool) -> dict[int, list[float]]:
     """The same probes after the rules extractor read each scenario's sessions in order."""
     hits: dict[int, list[float]] = {5: [], 10: []}
@@ -189,11 +171,11 @@ async def end_to_end_hits(semantic: bool) -> dict[int, list[float]]:
         bindings = Bindings(kv=kv, db=ledger.db, clock=clock, vars={"EXTRACTOR": "rules"})
         pipeline = SessionExtraction(store, ledger, bindings, build_extractor)
         for session in scenario["sessions"]:
-            clock.ms = _ms(session["date"])
+            clock.ms = epoch_ms(session["date"])
             talk = [Message(**m) for m in session["messages"]]
             await pipeline.run("u", session["session_id"], talk, "rules")
         for probe in scenario["probes"]:
-            clock.ms = _ms(probe["date"])
+            clock.ms = epoch_ms(probe["date"])
             found = await retrieve_for_context(store, "u", probe["task"], 10)
             docs = [e.to_json_dict() for e in found.entities]
             for k in hits:

@@ -42,12 +42,16 @@ def metric_value(facts: list[str]) -> dict[str, Any]:
     return {}
 
 
-def session_input(row: dict[str, Any]) -> EntityInputBase:
-    """One session's expected entity as an upsert item."""
+def expected_input(
+    row: dict[str, Any], importance: float, with_value: bool = False
+) -> EntityInputBase:
+    """An expected entity as an upsert item: its name, aliases and facts (the content), and
+    with `with_value` a metric's value read from its facts."""
     facts = [str(f) for f in row.get("facts", [])]
     text = "; ".join(facts)
+    metric = {"kpi": row["name"], **(metric_value(facts) if with_value else {})}
     metadata: dict[str, Any] = {
-        "metric": {"kpi": row["name"], **metric_value(facts)},
+        "metric": metric,
         "decision": {"action": row["name"]},
         "preference": {"category": "reporting", "value": text or row["name"]},
     }.get(row["type"], {})
@@ -56,10 +60,15 @@ def session_input(row: dict[str, Any]) -> EntityInputBase:
         "name": row["name"],
         "aliases": [a for a in row.get("aliases", []) if a != row["name"]][:10],
         "content": text,
-        "importance": IMPORTANCE.get(str(row.get("importance")), 0.5),
+        "importance": importance,
         "metadata": metadata,
     }
     return entity_input_adapter.validate_python(doc)  # type: ignore[return-value]
+
+
+def session_input(row: dict[str, Any]) -> EntityInputBase:
+    """One session's expected entity, its importance from the set's label."""
+    return expected_input(row, IMPORTANCE.get(str(row.get("importance")), 0.5), with_value=True)
 
 
 async def store_sessions(

@@ -39,6 +39,7 @@ import httpx
 from pydantic import BaseModel, ConfigDict
 
 from bench.e5_local import FixedClock, e5_run
+from bench.host_put import put_entities
 from bench.locomo_data import (
     CATEGORIES,
     DEFAULT_DIR,
@@ -63,7 +64,6 @@ from entity_memory.storage.store import EntityStore
 LIMIT = 10
 #: The in-process clock's start; it moves a second per batch, as the host's PUTs do.
 START_MS = 1_790_000_000_000
-PUT_ATTEMPTS = 3
 
 
 @dataclass
@@ -148,16 +148,7 @@ class _ContextAnswer(BaseModel):
 
 
 def _put(client: httpx.Client, user: str, docs: list[object]) -> None:
-    for attempt in range(PUT_ATTEMPTS):
-        r = client.put(
-            f"/v1/users/{user}/entities", json={"session_id": "locomo", "entities": docs}
-        )
-        # A loaded machine makes the emulated storage fail now and then (503 + Retry-After).
-        if r.status_code != 503 or attempt == PUT_ATTEMPTS - 1:
-            break
-        time.sleep(float(r.headers.get("retry-after", "1")))
-    if r.is_error:
-        raise RuntimeError(f"PUT failed: {r.status_code} {r.text[:500]}")
+    put_entities(client, user, "locomo", docs)
 
 
 def run_http(conversations: Sequence[Conversation]) -> ModeRun:
