@@ -3,11 +3,15 @@ points, a chosen campaign's linked entities, and a fallback for tasks that name 
 
 from __future__ import annotations
 
+import random
+
+from entity_memory.domain.models import IndexEntry
 from entity_memory.domain.ranking import signals
 from entity_memory.domain.selection import (
     COMPANIONS,
     FALLBACK_ENTITIES,
     FALLBACK_REASON,
+    STANDOUT_MAX,
     choose,
 )
 from entity_memory.embeddings.vectors import rescale
@@ -160,3 +164,27 @@ async def test_an_entity_that_only_means_the_task_is_admitted_when_it_stands_out
         chosen = {s.name for s in choose(sig, 10).scores}
         assert "Nordics weekend plan" in chosen
         assert ("Signed up for pottery" in chosen) is admitted
+
+
+def test_standouts_are_few_and_never_replace_the_fallback(clock: Clock) -> None:
+    """In a large memory a few percent of entries stand 2 deviations out by chance: a task
+    about nothing stored still falls back, and one about the memory gains at most a few."""
+    entries = [
+        IndexEntry(
+            id=f"d{i}",
+            type="decision",
+            name=f"Note {i}",
+            importance=0.5,
+            updated_at=clock(),
+            keywords=["note", str(i)],
+            name_terms=2,
+        )
+        for i in range(1000)
+    ]
+    rng = random.Random(3)
+    similarity = rescale([rng.gauss(0.3, 0.05) for _ in entries])
+    unrelated = choose(signals(entries, "What is the weather on Mars?", clock(), similarity), 20)
+    assert unrelated.fallback == FALLBACK_REASON and unrelated.relevant == 0
+    named = choose(signals(entries, "Reread note 7", clock(), similarity), 20)
+    assert named.fallback is None
+    assert named.relevant <= 1 + STANDOUT_MAX  # note 7, and the few closest

@@ -17,6 +17,7 @@ recency; selection decides what is worth a place, reading index entries only:
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from itertools import zip_longest
@@ -40,15 +41,17 @@ from entity_memory.domain.ranking import (
 #: another scenario gets its preferences and pain points plus about 3 others instead of 13.
 RELEVANCE_FLOOR = 0.3
 assert RELEVANCE_FLOOR > SEMANTIC_SHARE
-#: ...but an entity whose similarity to the task stands this many standard deviations above
-#: the user's other entries is about the task, even if it shares no word with it ("What does
-#: she do to unwind?" and "signed up for a pottery class"). Measured on LoCoMo and the dev
-#: probes together (bench/bench_retrieval.py; docs/retrieval.md): at 2.0 LoCoMo R@5/R@10 go
-#: from 0.559/0.602 to 0.568/0.621 and the dev figures stay as they were (hit@5/hit@10
-#: 0.717/0.855, contains 0.761), with another scenario's task given 3.7 entities besides
-#: preferences and pain points instead of 3.6; at 1.5 most answers fill to the limit and dev
-#: contains drops (0.717), at 3 and above it changes nothing.
+#: ...but once the task is about the memory (something passed the floor), an entity whose
+#: similarity to the task stands this many standard deviations above the user's other entries
+#: is about it too, even sharing no word with it ("What does she do to unwind?" and "signed up
+#: for a pottery class"); at most STANDOUT_MAX of them, the closest, since in any large memory
+#: a few percent of entries stand that far out by chance. A task about nothing stored keeps
+#: its fallback. Measured on LoCoMo and the dev probes together (bench/bench_retrieval.py;
+#: docs/retrieval.md): LoCoMo R@5/R@10 0.559/0.602 -> 0.568/0.619 with the dev figures as they
+#: were (hit@5/hit@10 0.717/0.855, contains 0.761); at 1.5 deviations dev contains drops
+#: (0.717), at 3 and above nothing changes; uncapped, R@10 is 0.621.
 STANDOUT_ADMITS = 2.0
+STANDOUT_MAX = 3
 #: What a task that names nothing known gets besides preferences and open pain points: a short
 #: "what has been going on", not a dump of the memory.
 FALLBACK_ENTITIES = 3
@@ -122,14 +125,15 @@ def choose(sig: Signals, limit: int) -> Selection:
         return Selection([], 0)
     entries = sig.entries
     relevant = [i for i, r in enumerate(sig.relevances) if r >= RELEVANCE_FLOOR or sig.named(i)]
-    if sig.spread is not None and sig.spread[1] > 0:
+    if relevant and sig.spread is not None and sig.spread[1] > 0:
         standout = sig.spread[0] + STANDOUT_ADMITS * sig.spread[1]
         admitted = set(relevant)
-        relevant += [
+        outstanding = [
             i
             for i, sim in enumerate(sig.similarity)
             if sim is not None and sim >= standout and i not in admitted
         ]
+        relevant += heapq.nlargest(STANDOUT_MAX, outstanding, key=lambda i: sig.similarity[i] or 0)
     fallback = None
     always = _always(sig)
     reserve = min(max(len(ALWAYS_INJECT), limit // ALWAYS_RESERVE_DIVISOR), max(1, limit // 2))
