@@ -516,9 +516,14 @@ def test_a_long_change_is_named_by_what_it_became_not_what_it_was() -> None:
     (decision,) = of(run(assistant(text)), "decision")
     assert "Target ROAS" in decision["name"] and "Manual" not in decision["name"]
     assert "from Manual CPC" in decision["metadata"]["action"]  # the old state stays told
-    moved = "Done: moved $40/day from Campaign Heron Display to Campaign Wren Search."
-    (transfer,) = of(run(assistant(moved)), "decision")
-    assert "Heron" in transfer["name"]  # a transfer's source is part of the decision
+    kept_whole = (
+        "Done: moved $40/day from Campaign Heron Display to Campaign Wren Search.",  # transfer
+        "I excluded mobile apps from Campaign Heron Display to cut the junk clicks for good.",
+        "Paused Campaign Heron Display from June 1 to June 15 while the shop is shut.",
+    )
+    for text in kept_whole:  # no old state: a source, a purpose, a period
+        (decision,) = of(run(assistant(text)), "decision")
+        assert "from" in decision["name"] and "Heron" in decision["name"], decision["name"]
 
 
 def test_a_revised_preference_updates_the_stored_one() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from entity_memory.extraction.rules.patterns import (
+    ACTION_VERBS,
     CLAUSE_VERBS,
     COMMON_VERBS,
     FUNCTION_WORDS,
@@ -77,20 +78,28 @@ def _phrase_end(ws: list[str], limit: int) -> int:
     return ends[-1] if ends else 0
 
 
-#: Verbs whose "from A to B" is a source and a destination, both part of the decision.
-_TRANSFERS = frozenset({"move", "shift", "reallocate", "transfer", "pull", "migrate"})
+#: Verbs that change a setting: "switch X from A to B" went from the state A to the state B.
+#: (Not "move/shift X from A to B", a source and a destination; not "exclude X from A to cut
+#: junk", where "to" starts a purpose.)
+_STATE_CHANGES = frozenset(
+    "switch change convert update raise lower increase decrease reduce bump drop set".split()
+)
 
 
 def _without_old_state(ws: list[str]) -> list[str]:
     """The words of "switch X from A to B" without "from A": what it became is the decision;
     what it was is not (the action and the excerpt keep it)."""
     low = [_bare(w) for w in ws]
-    if "from" not in low or low[0] in _TRANSFERS:
+    if low[0] not in _STATE_CHANGES or "from" not in low:
         return ws
     start = low.index("from")
-    if "to" not in low[start + 2 :]:
+    if "to" not in low[start + 2 : -1]:
         return ws
-    return ws[:start] + ws[low.index("to", start + 2) :]
+    to = low.index("to", start + 2)
+    after = ws[to + 1]
+    if not after[0].isupper() and (low[to + 1] in ACTION_VERBS or low[to + 1] in COMMON_VERBS):
+        return ws  # "to cut ...": a purpose; "to Target CPA", "to $1.60": the new state
+    return ws[:start] + ws[to:]
 
 
 def action_phrase(text: str, max_words: int = 8, *, needs_object: bool = True) -> str | None:
