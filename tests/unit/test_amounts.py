@@ -21,6 +21,11 @@ from entity_memory.domain.amounts import amount
         (12, "calls", "12 calls"),
         (41.0, None, "41"),
         (0.05, "", "0.05"),
+        (0.004, "USD", "$0.004"),  # a fraction of a cent is not $0.00
+        (0.0125, "USD", "$0.0125"),
+        (1290.004, "USD", "$1,290.00"),
+        (1234567, None, "1234567"),
+        (1e300, "USD", "$1e+300"),
     ],
 )
 def test_amounts_read_as_written(value: float, unit: str | None, shown: str) -> None:

@@ -13,20 +13,33 @@ CURRENCY_SYMBOLS = {"USD": "$", "$": "$", "EUR": "€", "€": "€", "GBP": "£
 SUFFIX_UNITS = {"%": "%", "percent": "%", "x": "x"}
 
 
+#: Beyond this a number is written in exponent form: a digit string as long as a line helps
+#: no one (values are not capped: a bad client write may hold 1e300).
+_LONGEST_PLAIN = 1e15
+
+
 def plain_number(value: float) -> str:
-    """`1290`, `14.2`, `0.05`: the shortest exact form."""
-    return f"{value:g}" if abs(value) < 1e15 else f"{value:.0f}"
+    """`1290`, `1234567`, `14.2`, `0.004`: up to 15 significant digits, no trailing zeros."""
+    return f"{value:.15g}"
+
+
+def _money(size: float) -> str:
+    """Thousands separators; cents when it has any, more decimals only when they matter."""
+    if size >= _LONGEST_PLAIN:
+        return plain_number(size)
+    if size == int(size):
+        return f"{size:,.0f}"
+    if round(size, 2) == size or size >= 100:
+        return f"{size:,.2f}"
+    return f"{size:,.4f}".rstrip("0")
 
 
 def amount(value: float, unit: str | None) -> str:
-    """The number with its unit; money with thousands separators and cents when it has any."""
+    """The number with its unit, money with its currency sign first."""
     key = (unit or "").strip()
     symbol = CURRENCY_SYMBOLS.get(key.upper()) or CURRENCY_SYMBOLS.get(key)
     if symbol is not None:
-        sign = "-" if value < 0 else ""
-        size = abs(value)
-        digits = f"{size:,.0f}" if size == int(size) else f"{size:,.2f}"
-        return f"{sign}{symbol}{digits}"
+        return f"{'-' if value < 0 else ''}{symbol}{_money(abs(value))}"
     suffix = SUFFIX_UNITS.get(key.lower())
     if suffix is not None:
         return f"{plain_number(value)}{suffix}"
