@@ -68,13 +68,26 @@ def kv_list(persist_dir: Path, prefix: str) -> list[dict[str, Any]]:
     return out
 
 
+#: Reads of a key that the host rewrote between finding its blob and opening it.
+KV_READ_ATTEMPTS = 5
+
+
 def kv_get(persist_dir: Path, key: str) -> str | None:
-    """A key's value as text, or None when it is absent or expired."""
+    """A key's value as text, or None when it is absent or expired.
+
+    A write replaces the key's blob and deletes the old file, so a read that found the old
+    blob id may find its file gone: the entry is then looked up again."""
     db = _object_db(persist_dir, "kv", "miniflare-KVNamespaceObject")
-    rows = _query(db, "SELECT blob_id, expiration FROM _mf_entries WHERE key = ?", (key,))
-    if not rows or not _live(rows[0]["expiration"]):
-        return None
-    return (persist_dir / "kv" / KV_NAMESPACE / "blobs" / rows[0]["blob_id"]).read_text()
+    for attempt in range(KV_READ_ATTEMPTS):
+        rows = _query(db, "SELECT blob_id, expiration FROM _mf_entries WHERE key = ?", (key,))
+        if not rows or not _live(rows[0]["expiration"]):
+            return None
+        try:
+            return (persist_dir / "kv" / KV_NAMESPACE / "blobs" / rows[0]["blob_id"]).read_text()
+        except FileNotFoundError:
+            if attempt == KV_READ_ATTEMPTS - 1:
+                raise
+    return None
 
 
 def d1(persist_dir: Path, sql: str) -> list[dict[str, Any]]:
