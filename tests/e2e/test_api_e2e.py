@@ -180,7 +180,7 @@ def test_context_ranks_and_renders_the_block(host: Host) -> None:
             "### Historical Metrics"
         )
         assert "- **Alpha CPA** (Campaign Alpha, as of " in body["context"]
-        assert "Cost per acquisition of Campaign Alpha is $42 [value 42" in body["context"]
+        assert "Cost per acquisition of Campaign Alpha is $42 [value $42" in body["context"]
         assert body["context"].endswith("</entity_memory>")
 
 
