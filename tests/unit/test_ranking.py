@@ -4,7 +4,7 @@ import random
 import pytest
 
 from entity_memory.domain.models import IndexEntry
-from entity_memory.domain.ranking import keywords_for, recency_score, score_entries, select
+from entity_memory.domain.ranking import keywords_for, recency_scores, score_entries, select
 from entity_memory.domain.text import name_terms, tokenize
 from entity_memory.service.retrieval import retrieve_for_context
 from entity_memory.storage.store import EntityStore
@@ -45,9 +45,9 @@ def test_acronyms_and_long_forms_are_the_same_terms() -> None:
 
 
 def test_recency_is_linear_over_180_days() -> None:
-    assert recency_score(T0, T0) == 1.0
-    assert recency_score(T0 - 90 * DAY, T0) == pytest.approx(0.5)
-    assert recency_score(T0 - 200 * DAY, T0) == 0.0
+    assert recency_scores([T0, T0 - 90 * DAY, T0 - 200 * DAY, T0 + DAY], T0) == pytest.approx(
+        [1.0, 0.5, 0.0, 1.0]
+    )
 
 
 def test_score_is_the_spec_weighting() -> None:

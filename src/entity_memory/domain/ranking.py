@@ -70,9 +70,11 @@ def keywords_for(
     return (head + tail)[:MAX_KEYWORDS]
 
 
-def recency_score(updated_at_ms: int, now_ms: int) -> float:
-    age_days = max(0.0, (now_ms - updated_at_ms) / DAY_MS)
-    return max(0.0, 1.0 - age_days / RECENCY_HORIZON_DAYS)
+def recency_scores(updated_at_ms: Iterable[int], now_ms: int) -> list[float]:
+    """1 for now, falling linearly to 0 at RECENCY_HORIZON_DAYS (one expression for a whole
+    index: a call per entry costs more than the arithmetic in Pyodide)."""
+    horizon_ms = RECENCY_HORIZON_DAYS * DAY_MS
+    return [max(0.0, 1.0 - max(0, now_ms - at) / horizon_ms) for at in updated_at_ms]
 
 
 @dataclass(frozen=True)
@@ -119,8 +121,9 @@ def name_term_count(name: str, keywords: Sequence[str]) -> int:
 
 def _lexical_scores(
     entries: Sequence[IndexEntry], query: Sequence[str]
-) -> tuple[list[float], list[frozenset[str]]]:
-    """Each entry's 0..1 BM25 relevance to `query`, and the query terms it contains.
+) -> tuple[list[float], list[frozenset[str]], list[bool]]:
+    """Each entry's 0..1 BM25 relevance to `query`, the query terms it contains, and whether
+    the query holds every term of its name (see `Signals.named`).
 
     Works on the index entry's keyword list alone (name terms first, counted _NAME_BOOST
     times), so ranking never tokenizes stored text at query time. The per-entry work is one
@@ -147,8 +150,9 @@ def _lexical_scores(
     }
     best_possible = sum(idf.values())
     lexicals = [0.0] * len(entries)
+    named = [False] * len(entries)
     if not best_possible:
-        return lexicals, matched
+        return lexicals, matched, named
     # An entry's score depends only on which query terms it has, which of them are name
     # terms, and its length: entries sharing all three share the computation.
     known: dict[tuple[frozenset[str], frozenset[str], int], float] = {}
@@ -157,6 +161,8 @@ def _lexical_scores(
             continue
         n_name, length = n_names[i], lengths[i]
         in_name = terms.intersection(entries[i].keywords[:n_name]) if n_name else _NO_TERMS
+        # The leading keywords are the name's distinct terms: all in the query, it is named.
+        named[i] = n_name > 0 and len(in_name) == n_name
         signature = (terms, in_name, length)
         lexical = known.get(signature)
         if lexical is None:
@@ -169,7 +175,7 @@ def _lexical_scores(
             )
             lexical = known[signature] = min(1.0, raw / best_possible)
         lexicals[i] = lexical
-    return lexicals, matched
+    return lexicals, matched, named
 
 
 def _best(
@@ -220,6 +226,8 @@ class Signals:
     query: list[str]
     lexicals: list[float]
     matched: list[frozenset[str]]
+    #: Whether the task holds every term of each entry's name (`named`).
+    names: list[bool]
     similarity: Sequence[float | None]
     relevances: list[float]
     #: The mean and standard deviation of `similarity` (None: not enough of them).
@@ -250,13 +258,7 @@ class Signals:
     def named(self, i: int) -> bool:
         """The task names the entity: every term of its name is in the task (however common
         the terms are in the user's memory, which is what lowers relevance in a small one)."""
-        entry, found = self.entries[i], self.matched[i]
-        if not found:
-            return False
-        n = entry.name_terms
-        if n is None:
-            n = name_term_count(entry.name, entry.keywords)
-        return n > 0 and found.issuperset(entry.keywords[:n])
+        return self.names[i]
 
     def best(self, indices: Sequence[int], k: int) -> list[int]:
         """The k best of `indices`, best first."""
@@ -271,9 +273,9 @@ def signals(
 ) -> Signals:
     """Relevance, importance, recency and the weighted total of every entry for `task`."""
     query = list(dict.fromkeys(tokenize(task)))
-    lexicals, matched = _lexical_scores(entries, query)
+    lexicals, matched, names = _lexical_scores(entries, query)
     importances = [min(1.0, max(0.0, e.importance)) for e in entries]
-    recencies = [recency_score(e.updated_at, now_ms) for e in entries]
+    recencies = recency_scores([e.updated_at for e in entries], now_ms)
     relevances = _relevances(lexicals, semantic)
     spread = _spread(semantic)
     totals = [
@@ -286,6 +288,7 @@ def signals(
         query,
         lexicals,
         matched,
+        names,
         similarity,
         relevances,
         spread,

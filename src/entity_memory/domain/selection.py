@@ -78,11 +78,11 @@ class Selection:
 def _always(sig: Signals) -> list[int]:
     """The best preferences and open pain points, alternating (a resolved one is no longer a
     pain)."""
-    of_type: dict[str, list[int]] = {t: [] for t in ALWAYS_INJECT}
-    for i, entry in enumerate(sig.entries):
-        found = of_type.get(entry.type)
-        if found is not None and not entry.resolved:
-            found.append(i)
+    entries = sig.entries
+    of_type = {
+        t: [i for i, e in enumerate(entries) if e.type == t and not e.resolved]
+        for t in ALWAYS_INJECT
+    }
     best = [sig.best(of_type[t], ALWAYS_INJECT_PER_TYPE) for t in ALWAYS_INJECT]
     # Alternating, so a reserve shorter than the list holds some of each type.
     return [i for group in zip_longest(*best) for i in group if i is not None]
@@ -124,7 +124,8 @@ def choose(sig: Signals, limit: int) -> Selection:
     if limit <= 0 or not sig.entries:
         return Selection([], 0)
     entries = sig.entries
-    relevant = [i for i, r in enumerate(sig.relevances) if r >= RELEVANCE_FLOOR or sig.named(i)]
+    names = sig.names
+    relevant = [i for i, r in enumerate(sig.relevances) if r >= RELEVANCE_FLOOR or names[i]]
     if relevant and sig.spread is not None and sig.spread[1] > 0:
         standout = sig.spread[0] + STANDOUT_ADMITS * sig.spread[1]
         admitted = set(relevant)

@@ -25,6 +25,8 @@ def expired_entries(store: EntityStore, index: EntityIndex, missing: set[Ref]) -
     An entry missing before its TTL ran out is left alone: that is a write this KV location
     has not seen yet (eventual consistency) or a concurrent delete, not an expiry.
     """
+    if not missing:
+        return []
     now = store.clock()
     return [
         e
