@@ -15,6 +15,7 @@ import re
 from datetime import datetime
 from typing import Any
 
+from entity_memory.domain.amounts import CURRENCY_CODES
 from entity_memory.domain.models import EntityInputBase, entity_input_adapter
 from entity_memory.storage.store import EntityStore
 
@@ -23,7 +24,6 @@ from entity_memory.storage.store import EntityStore
 IMPORTANCE = {"high": 0.8, "medium": 0.5, "low": 0.3}
 #: "$1,290", "61%", "3.2x", "14": a currency sign, the number, a unit straight after it.
 _NUMBER = re.compile(r"(?P<cur>[$€£])?\s?(?P<num>\d[\d,]*(?:\.\d+)?)(?P<unit>%|x\b)?(?!\s*-\s*\d)")
-_CURRENCY = {"$": "USD", "€": "EUR", "£": "GBP"}
 
 
 def epoch_ms(iso: str) -> int:
@@ -36,7 +36,7 @@ def metric_value(facts: list[str]) -> dict[str, Any]:
         m = _NUMBER.search(str(fact))
         if m is None:
             continue
-        unit = _CURRENCY.get(m.group("cur") or "") or m.group("unit")
+        unit = CURRENCY_CODES.get(m.group("cur") or "") or m.group("unit")
         found: dict[str, Any] = {"value": float(m.group("num").replace(",", ""))}
         return found | ({"unit": unit} if unit else {})
     return {}

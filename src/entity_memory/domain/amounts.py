@@ -7,8 +7,12 @@ are said, and the block should hold the "$1,290" the user said, not "1290 USD".
 
 from __future__ import annotations
 
-#: Currency codes (and the symbols extractors may store as a unit) written as a prefix.
-CURRENCY_SYMBOLS = {"USD": "$", "$": "$", "EUR": "€", "€": "€", "GBP": "£", "£": "£"}
+#: The currency signs people write, as the unit a metric stores: the one table of them.
+CURRENCY_CODES = {"$": "USD", "€": "EUR", "£": "GBP"}
+#: Currency codes (and the signs a client may store as a unit) written as a prefix.
+CURRENCY_SYMBOLS = {code: sign for sign, code in CURRENCY_CODES.items()} | {
+    sign: sign for sign in CURRENCY_CODES
+}
 #: Units written straight after the number.
 SUFFIX_UNITS = {"%": "%", "percent": "%", "x": "x"}
 

@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from entity_memory.domain.amounts import CURRENCY_CODES
 from entity_memory.domain.vocab import CHANNEL_TERMS
 from entity_memory.extraction.base import Message
 from entity_memory.extraction.rules.campaigns import owner
@@ -42,7 +43,7 @@ _UNIT_COST = re.compile(
 )
 _TIME_UNITS = frozenset("day days week month year hour night time piece".split())
 _FROM = re.compile(r"\bfrom\s*$", re.I)
-_UNITS = {"$": "USD", "€": "EUR", "£": "GBP", "%": "%", "percent": "%", "x": "x"}
+_UNITS = {**CURRENCY_CODES, "%": "%", "percent": "%", "x": "x"}
 #: A number followed by one of these counts something else ("30 days", "2 weeks"), or is a
 #: daily budget ("81% search share at $40/day": the share is 81).
 _NOT_A_KPI_VALUE = re.compile(

@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from entity_memory.domain.amounts import CURRENCY_CODES
 from entity_memory.extraction.base import Message
 
 #: A separator row ("|---|:---:|").
@@ -29,7 +30,6 @@ _NUMBER_CELL = re.compile(
     r"(?P<k>k)?\s?(?P<unit>%|x)?$",
     re.I,
 )
-_CURRENCIES = {"$": "USD", "€": "EUR", "£": "GBP"}
 #: First header cells of a table whose rows are KPIs.
 _KPI_ROWS = frozenset({"metric", "metrics", "kpi", "kpis", "measure", ""})
 #: Header words that name what a row is (not a KPI column).
@@ -85,7 +85,7 @@ def number_cell(text: str) -> Cell | None:
     if m is None:
         return None
     value = float(m.group("num").replace(",", "")) * (1000 if m.group("k") else 1)
-    unit = _CURRENCIES.get(m.group("cur") or "") or m.group("unit") or None
+    unit = CURRENCY_CODES.get(m.group("cur") or "") or m.group("unit") or None
     return Cell(text.strip(), value, unit)
 
 
