@@ -9,13 +9,12 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 
-from entity_memory.domain.kpi import canonical_kpi
+from entity_memory.domain.kpi import metric_kpi
 from entity_memory.domain.links import link_entries
 from entity_memory.domain.models import (
     BaseEntity,
     EntityIndex,
     IndexEntry,
-    MetricMetadata,
     PainPointMetadata,
 )
 from entity_memory.domain.ranking import keywords_for, name_term_count
@@ -54,16 +53,9 @@ def index_entry_for(entity: BaseEntity) -> IndexEntry:
         keywords=keywords,
         name_terms=name_term_count(entity.name, keywords),
         vec_key=embedding_key(entity),
-        kpi=_kpi(entity),
+        kpi=metric_kpi(entity.name, meta),
         resolved=True if isinstance(meta, PainPointMetadata) and meta.resolved else None,
     )
-
-
-def _kpi(entity: BaseEntity) -> str | None:
-    meta = getattr(entity, "metadata", None)
-    if not isinstance(meta, MetricMetadata):
-        return None
-    return canonical_kpi(meta.kpi) or canonical_kpi(entity.name)
 
 
 def place_entries(

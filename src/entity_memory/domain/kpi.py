@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from entity_memory.domain.models import MetricMetadata
 from entity_memory.domain.text import normalize_name
 from entity_memory.domain.vocab import KPI_SYNONYMS
 
@@ -22,6 +23,14 @@ def canonical_kpi(text: str) -> str | None:
     """The canonical KPI `text` names (the earliest one), or None."""
     found = [(m.start(), kpi) for pattern, kpi in _KPI_RES if (m := pattern.search(text))]
     return min(found)[1] if found else None
+
+
+def metric_kpi(name: str, metadata: object) -> str | None:
+    """A metric's canonical KPI, from its `kpi` field or else its name; None for any other
+    type (what the index entry keeps and what resolution compares)."""
+    if not isinstance(metadata, MetricMetadata):
+        return None
+    return canonical_kpi(metadata.kpi) or canonical_kpi(name)
 
 
 def qualifier(name: str, owner_names: Iterable[str] = ()) -> frozenset[str]:

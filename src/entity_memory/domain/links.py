@@ -22,13 +22,13 @@ from entity_memory.domain.models import (
     PainPointMetadata,
 )
 from entity_memory.domain.text import normalize_name
+from entity_memory.domain.vocab import GENERIC_NAME_WORDS
 
 #: Campaigns one entity links to, and unmatched names it keeps: bounded so entries stay small.
 MAX_LINKS = 5
 MAX_PENDING_LINKS = 3
 #: Longest campaign name, in words, looked for inside an entity's name.
 _MAX_NAME_WORDS = 6
-_GENERIC = ("campaign", "the")
 
 
 @lru_cache(maxsize=8192)
@@ -36,9 +36,9 @@ def campaign_key(name: str) -> str:
     """A campaign name as compared: normalised, without "campaign"/"the" around it. Cached:
     every write looks up every stored campaign's names, which rarely change."""
     words = normalize_name(name).split()
-    while words and words[0] in _GENERIC:
+    while words and words[0] in GENERIC_NAME_WORDS:
         words = words[1:]
-    while words and words[-1] in _GENERIC:
+    while words and words[-1] in GENERIC_NAME_WORDS:
         words = words[:-1]
     return " ".join(words)
 

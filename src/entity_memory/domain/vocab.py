@@ -178,3 +178,8 @@ KPI_SYNONYMS: tuple[tuple[str, str], ...] = (
     (r"conversion rates?|cvr", "conversion rate"),
     (r"average order value|aov", "AOV"),
 )
+
+
+#: Words that name the kind of thing, not the thing ("Campaign Alpha" is "Alpha"), left out
+#: when names are compared (resolution, links, grounding).
+GENERIC_NAME_WORDS = frozenset({"campaign", "campaigns", "the"})

@@ -27,7 +27,7 @@ from collections.abc import Iterable, Sequence
 from pydantic import BaseModel, ConfigDict
 
 from entity_memory.domain.models import EntityInputBase
-from entity_memory.domain.vocab import KPI_NAMES
+from entity_memory.domain.vocab import GENERIC_NAME_WORDS, KPI_NAMES
 from entity_memory.extraction.base import KnownEntity, Message
 
 #: Relative tolerance when a stored number is compared with one written in the excerpt.
@@ -280,12 +280,9 @@ def source_in_conversation(source: str, ctx: GroundingContext) -> bool:
     return all(p in ctx.text or normalise_words(p) in ctx.words for p in pieces)
 
 
-_GENERIC_NAME_WORDS = frozenset({"campaign", "campaigns", "the"})
-
-
 def _core_name(name: str) -> str:
     words = normalise_words(name).split()
-    core = [w for w in words if w not in _GENERIC_NAME_WORDS]
+    core = [w for w in words if w not in GENERIC_NAME_WORDS]
     return " ".join(core or words)
 
 

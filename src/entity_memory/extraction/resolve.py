@@ -15,25 +15,21 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from entity_memory.domain.keys import slug_for
-from entity_memory.domain.kpi import canonical_kpi, qualifier
+from entity_memory.domain.kpi import metric_kpi, qualifier
 from entity_memory.domain.links import CampaignNames, campaign_key
-from entity_memory.domain.models import EntityInputBase, IndexEntry, MetricMetadata
+from entity_memory.domain.models import EntityInputBase, IndexEntry
 from entity_memory.domain.text import normalize_name, tokenize
-from entity_memory.domain.vocab import CHANNEL_TERMS, KPI_TERMS
+from entity_memory.domain.vocab import CHANNEL_TERMS, GENERIC_NAME_WORDS, KPI_TERMS
 from entity_memory.extraction.name_lookup import TypeEntries
 
 FUZZY_JACCARD = 0.75
-
-
-#: Words that name the kind of thing, not the thing ("Campaign Alpha" is "Alpha").
-_GENERIC = frozenset({"campaign", "the"})
 
 
 @lru_cache(maxsize=16384)
 def _terms(name: str) -> frozenset[str]:
     """Cached: resolution compares each candidate with many stored names."""
     terms = frozenset(tokenize(name)) or frozenset(normalize_name(name).split())
-    return (terms - _GENERIC) or terms
+    return (terms - GENERIC_NAME_WORDS) or terms
 
 
 def _pinned(t: frozenset[str]) -> frozenset[str]:
@@ -131,9 +127,7 @@ class Resolver:
 
     def _same_measurement(self, item: EntityInputBase, stored: TypeEntries) -> IndexEntry | None:
         """A stored metric measuring the same thing: canonical KPI, owner and qualifier."""
-        if not isinstance(getattr(item, "metadata", None), MetricMetadata):
-            return None
-        kpi = canonical_kpi(item.metadata.kpi) or canonical_kpi(item.name)  # type: ignore[attr-defined]
+        kpi = metric_kpi(item.name, getattr(item, "metadata", None))
         if kpi is None:
             return None
         names = self._campaigns()
@@ -156,9 +150,8 @@ class Resolver:
             updated_at=0,
             aliases=list(item.aliases),
         )
-        if isinstance(getattr(item, "metadata", None), MetricMetadata):
-            meta: MetricMetadata = item.metadata  # type: ignore[attr-defined]
-            entry.kpi = canonical_kpi(meta.kpi) or canonical_kpi(item.name)
+        entry.kpi = metric_kpi(item.name, getattr(item, "metadata", None))
+        if entry.kpi is not None:
             owner = self._owner(item, self._campaigns())
             entry.links = [owner] if owner else None
         return entry
