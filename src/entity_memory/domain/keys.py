@@ -91,3 +91,7 @@ def slug_for(name: str) -> str:
         digest = hashlib.sha256(normalized.encode()).hexdigest()[:12]
         return f"{ascii_part}-{digest}" if ascii_part else f"h-{digest}"
     return ascii_part
+
+
+#: An entity by (type, id): how the index, the writer's backlog and expiry refer to one.
+Ref = tuple[str, str]

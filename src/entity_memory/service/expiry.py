@@ -10,13 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 
-from entity_memory.domain.keys import entity_key
+from entity_memory.domain.keys import Ref, entity_key
 from entity_memory.domain.models import EntityIndex, IndexEntry
 from entity_memory.storage.store import EntityStore
 
 #: Hands (user id, [(type, id), ...]) of entities found expired to whoever owns the index.
 ReportExpired = Callable[[str, list[tuple[str, str]]], Awaitable[None]]
-Ref = tuple[str, str]
 
 
 def expired_entries(store: EntityStore, index: EntityIndex, missing: set[Ref]) -> list[IndexEntry]:

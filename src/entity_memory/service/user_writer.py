@@ -108,14 +108,8 @@ class WriterKV:
             self.writer.index_trusted_until = until
 
     async def get_json(self, key: str) -> Any | None:
-        known, text = self._row(key)
-        if known:
-            if is_index_key(key) and text is not None:
-                self.writer.index_read(key, text)
-            return None if text is None else json.loads(text)
-        value = await self.inner.get_json(key)
-        self._remember(key, value)
-        return value
+        raw = await self.get_text(key)
+        return None if raw is None else json.loads(raw)
 
     async def get_text(self, key: str) -> str | bytes | None:
         known, text = self._row(key)

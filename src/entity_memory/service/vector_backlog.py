@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from entity_memory.domain.keys import entity_key
+from entity_memory.domain.keys import Ref, entity_key
 from entity_memory.domain.models import BaseEntity
 from entity_memory.embeddings.embedder import Embedder
 from entity_memory.storage import index_vectors
@@ -41,8 +41,6 @@ BACKLOG_STEPS_PER_ALARM = 25
 VECTORS_FLUSH_WITHIN_MS = 5_000
 #: How soon the alarm tries again when the embedding model failed.
 BACKLOG_RETRY_MS = 60_000
-
-Ref = tuple[str, str]
 
 
 class Backlog(BaseModel):

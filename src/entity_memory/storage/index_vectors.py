@@ -10,11 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from entity_memory.domain.index_entries import embedding_key, embedding_text, reusable_vectors
+from entity_memory.domain.keys import Ref
 from entity_memory.domain.models import BaseEntity, EntityIndex
 from entity_memory.embeddings.embedder import Embedder
 from entity_memory.embeddings.vectors import centred, pack_signs, running_mean
-
-Ref = tuple[str, str]
 
 
 def drop_vectors(index: EntityIndex) -> None:
