@@ -129,7 +129,13 @@ async def probe_quality(semantic: bool, per_session: bool = False) -> ProbeQuali
         else:
             store = await _scenario_store(scenario, semantic)
         rows = scenario["expect_final"]
-        for probe in scenario["probes"]:
+        # Stored session by session, the clock is each probe's date, so probes go in date
+        # order: a user's time never runs backwards (an earlier probe after a later one would
+        # find entities the later date had already expired).
+        probes = scenario["probes"]
+        if per_session:
+            probes = sorted(probes, key=lambda p: epoch_ms(p["date"]))
+        for probe in probes:
             if per_session:
                 store.clock.ms = epoch_ms(probe["date"])  # type: ignore[attr-defined]
             found = await retrieve_for_context(store, "u", probe["task"], 10)
