@@ -10,6 +10,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from entity_memory.settings import DEFAULT_TTL_DAYS
+
 from .hostproc import Host
 
 pytestmark = pytest.mark.e2e
@@ -124,7 +126,7 @@ def test_an_expiry_a_context_request_finds_is_dropped_by_the_writer_after_the_an
     from datetime import UTC, datetime, timedelta
 
     user = "e2e-expiry"
-    written = datetime.now(UTC) - timedelta(days=40)  # metrics live 30 days
+    written = datetime.now(UTC) - timedelta(days=DEFAULT_TTL_DAYS["metric"] + 10)  # expired
     past = {"x-entity-memory-now": written.isoformat().replace("+00:00", "Z")}
     metric = {
         "type": "metric",
@@ -172,7 +174,7 @@ def test_the_expired_route_runs_in_the_writer_and_records_each_expiry_once(host:
     from datetime import UTC, datetime, timedelta
 
     user = "e2e-writer-expired"
-    written = datetime.now(UTC) - timedelta(days=40)  # metrics live 30 days
+    written = datetime.now(UTC) - timedelta(days=DEFAULT_TTL_DAYS["metric"] + 10)  # expired
     past = {"x-entity-memory-now": written.isoformat().replace("+00:00", "Z")}
     metric = {
         "type": "metric",

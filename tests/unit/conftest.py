@@ -15,7 +15,7 @@ import pytest
 from entity_memory.domain.models import EntityInputBase
 from entity_memory.http.app import create_app
 from entity_memory.service.bindings import Bindings
-from entity_memory.settings import Settings
+from entity_memory.settings import DEFAULT_TTL_DAYS, Settings
 from entity_memory.storage.d1 import CountingD1, SQLiteD1
 from entity_memory.storage.index_snapshots import IndexSnapshots
 from entity_memory.storage.kv import CountingKV, InMemoryKV
@@ -26,6 +26,8 @@ from .writer_twin import WriterTwin
 
 T0 = 1_780_000_000_000  # 2026-05-28, epoch ms
 DAY = 24 * 60 * 60 * 1000
+#: How long a metric lives by default (a decision lives longer): what expiry tests wait out.
+METRIC_TTL_MS = DEFAULT_TTL_DAYS["metric"] * DAY
 
 
 @dataclass

@@ -8,8 +8,8 @@ from entity_memory.storage.kv import InMemoryKV
 from entity_memory.storage.ledger import Ledger
 from entity_memory.storage.store import EntityStore
 
-from .conftest import DAY, Clock
-from .factories import campaign, metric
+from .conftest import DAY, METRIC_TTL_MS, Clock
+from .factories import decision, metric
 
 
 def _entry(kind: str, updated_at: int) -> IndexEntry:
@@ -19,7 +19,7 @@ def _entry(kind: str, updated_at: int) -> IndexEntry:
 def test_an_entry_missing_before_its_ttl_is_not_an_expiry(store: EntityStore, clock: Clock) -> None:
     from entity_memory.domain.models import EntityIndex
 
-    index = EntityIndex(entries=[_entry("metric", clock.now - 29 * DAY)])
+    index = EntityIndex(entries=[_entry("metric", clock.now - METRIC_TTL_MS + DAY)])
     assert expired_entries(store, index, {("metric", "x")}) == []
     clock.advance(2 * DAY)
     assert [e.id for e in expired_entries(store, index, {("metric", "x")})] == ["x"]
@@ -31,13 +31,13 @@ async def test_drop_expired_asks_kv_itself_and_records_each_expiry_once(
 ) -> None:
     copy = InMemoryKV(clock=clock)  # the writer's copy; `memkv` is KV itself (the replica)
     store = EntityStore(copy, clock=clock, ledger=ledger, replica=memkv)
-    await store.upsert_many("u1", [metric(), campaign()], "s1")
-    refs = [("metric", "alpha-cpa"), ("campaign", "campaign-alpha")]
+    await store.upsert_many("u1", [metric(), decision()], "s1")
+    refs = [("metric", "alpha-cpa"), ("decision", "switch-alpha-to-tcpa")]
     assert await drop_expired(store, "u1", refs) == 0  # absent from KV, but its TTL runs on
-    clock.advance(31 * DAY)  # the metric's TTL ran out (campaigns live 180 days)
+    clock.advance(METRIC_TTL_MS + DAY)  # the metric's TTL ran out (decisions live longer)
     assert await drop_expired(store, "u1", refs) == 1
     assert await drop_expired(store, "u1", refs) == 0
-    assert [e.id for e in (await store.read_index("u1")).entries] == ["campaign-alpha"]
+    assert [e.id for e in (await store.read_index("u1")).entries] == ["switch-alpha-to-tcpa"]
     rows = await ledger.db.all(
         "SELECT count(*) AS n FROM entity_versions WHERE change_kind = 'expired'"
     )

@@ -15,8 +15,8 @@ from entity_memory.storage.kv import CountingKV, InMemoryKV
 from entity_memory.storage.ledger import Ledger
 from entity_memory.storage.store import EntityStore
 
-from .conftest import DAY, REPO, T0, Clock, upsert_one
-from .factories import all_five, campaign, metric, pain_point
+from .conftest import DAY, METRIC_TTL_MS, REPO, T0, Clock, upsert_one
+from .factories import all_five, campaign, decision, metric, pain_point
 
 
 async def rows(db: CountingD1, sql: str, *params: Any) -> list[dict[str, Any]]:
@@ -289,11 +289,11 @@ async def test_reindex_drops_entries_whose_entity_is_gone(
 async def test_expiry_is_noticed_on_read_and_recorded(
     lstore: EntityStore, ledger: Ledger, clock: Clock
 ) -> None:
-    await lstore.upsert_many("u1", [metric(), campaign()], "s1")
-    clock.advance(31 * DAY)
+    await lstore.upsert_many("u1", [metric(), decision()], "s1")
+    clock.advance(METRIC_TTL_MS + DAY)
     found = await retrieve_for_context(lstore, "u1", "Alpha CPA")
-    assert [e.type for e in found.entities] == ["campaign"]
-    assert [e.id for e in await lstore.list("u1")] == ["campaign-alpha"]
+    assert [e.type for e in found.entities] == ["decision"]
+    assert [e.id for e in await lstore.list("u1")] == ["switch-alpha-to-tcpa"]
     history = await ledger.history("u1", "metric", "alpha-cpa")
     assert [(h["version"], h["changeKind"]) for h in history] == [(2, "expired"), (1, "created")]
 

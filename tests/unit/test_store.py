@@ -10,10 +10,10 @@ from entity_memory.settings import Settings
 from entity_memory.storage.kv import CountingKV, InMemoryKV
 from entity_memory.storage.store import EntityStore
 
-from .conftest import DAY, T0, Clock, upsert_one
-from .factories import all_five, campaign, metric, pain_point, preference
+from .conftest import DAY, METRIC_TTL_MS, T0, Clock, upsert_one
+from .factories import all_five, campaign, decision, metric, pain_point, preference
 
-TTL_DAYS = {"preference": 180, "pain_point": 180, "decision": 365, "campaign": 180, "metric": 30}
+TTL_DAYS = {"preference": 180, "pain_point": 180, "decision": 365, "campaign": 180, "metric": 180}
 
 
 async def test_campaign_is_stored_under_the_spec_key_with_exact_json(
@@ -294,10 +294,10 @@ async def test_invalid_ids_reach_no_key(store: EntityStore, kv: CountingKV) -> N
 
 
 async def test_expired_entities_drop_out_of_retrieval(store: EntityStore, clock: Clock) -> None:
-    await store.upsert_many("u1", [metric(), campaign()], "s1")
-    clock.advance(31 * DAY)  # metrics live 30 days, campaigns 180
+    await store.upsert_many("u1", [metric(), decision()], "s1")
+    clock.advance(METRIC_TTL_MS + DAY)  # decisions live longer than metrics
     found = await retrieve_for_context(store, "u1", "Alpha CPA")
-    assert [e.type for e in found.entities] == ["campaign"]
+    assert [e.type for e in found.entities] == ["decision"]
 
 
 async def test_retrieval_reads_the_index_once_and_bulk_gets(

@@ -16,7 +16,7 @@ from entity_memory.service.bindings import Bindings
 from entity_memory.service.user_writer import MIN_INDEX_WRITE_INTERVAL_MS
 from entity_memory.storage.kv import CountingKV, InMemoryKV
 
-from .conftest import Clock, Time
+from .conftest import METRIC_TTL_MS, Clock, Time
 from .writer_twin import WriterTwin
 
 
@@ -259,6 +259,17 @@ async def test_an_index_read_from_kv_is_kept_no_longer_than_kv_reads_are_trusted
     assert sorted(e.name for e in index.entries) == ["Campaign A", "Campaign B"]
 
 
+def _decision() -> dict[str, Any]:
+    """What outlives a metric (decisions keep the longest TTL)."""
+    return {
+        "type": "decision",
+        "name": "Switch Alpha to tCPA",
+        "content": "Alpha now on tCPA",
+        "importance": 0.5,
+        "metadata": {"action": "switch Alpha to tCPA"},
+    }
+
+
 def _metric() -> dict[str, Any]:
     return {
         "type": "metric",
@@ -275,14 +286,14 @@ async def test_an_expiry_a_reader_finds_is_dropped_once_by_the_writer(
     """Context requests run in the Worker; the index they find stale is the writer's to fix,
     or its next flush would bring the expired entry back (and each reader would record the
     expiry again)."""
-    assert (await put(client, "eve", "s1", _metric(), campaign("Alpha"))).status_code == 200
-    clock.advance(31 * 24 * 60 * 60 * 1000)  # metrics live 30 days, campaigns 180
+    assert (await put(client, "eve", "s1", _metric(), _decision())).status_code == 200
+    clock.advance(METRIC_TTL_MS + 1)  # the metric expired, the decision lives on
     for _ in range(2):
         r = await client.post("/v1/users/eve/context", json={"task": "Alpha CPA"})
-        assert [e["type"] for e in r.json()["entities"]] == ["campaign"], r.text
+        assert [e["type"] for e in r.json()["entities"]] == ["decision"], r.text
     await put(client, "eve", "s2", campaign("Beta"))
     index = await memkv.get_json("index:eve:entities")
-    assert sorted(e["name"] for e in index["entries"]) == ["Alpha", "Beta"]
+    assert sorted(e["name"] for e in index["entries"]) == ["Beta", "Switch Alpha to tCPA"]
     rows = await db.all(
         "SELECT count(*) AS n FROM entity_versions WHERE user_id = ? AND change_kind = ?",
         ["eve", "expired"],
@@ -316,16 +327,15 @@ async def test_the_writer_checks_a_reported_expiry_against_kv_not_its_copy(
 ) -> None:
     """A document the writer read from KV is trusted for a while; whether it expired is KV's
     to say (found in review: the writer kept answering 'not expired')."""
-    day = 24 * 60 * 60 * 1000
-    assert (await put(client, "ivo", "s1", _metric(), campaign("Alpha"))).status_code == 200
+    assert (await put(client, "ivo", "s1", _metric(), _decision())).status_code == 200
     twin.writers.pop("ivo")  # a writer whose storage does not know the documents
-    clock.advance(30 * day - 30 * 60 * 1000)
-    assert (await put(client, "ivo", "s1", _metric(), campaign("Alpha"))).status_code == 200
+    clock.advance(METRIC_TTL_MS - 30 * 60 * 1000)
+    assert (await put(client, "ivo", "s1", _metric(), _decision())).status_code == 200
     clock.advance(31 * 60 * 1000)  # the metric has expired in KV, within the writer's trust
     r = await client.post("/v1/users/ivo/context", json={"task": "Alpha CPA"})
-    assert [e["type"] for e in r.json()["entities"]] == ["campaign"]
+    assert [e["type"] for e in r.json()["entities"]] == ["decision"]
     index = await memkv.get_json("index:ivo:entities")
-    assert [e["name"] for e in index["entries"]] == ["Alpha"]
+    assert [e["name"] for e in index["entries"]] == ["Switch Alpha to tCPA"]
 
 
 async def test_a_context_request_does_not_wait_for_the_writer_to_drop_expiries(
@@ -336,11 +346,11 @@ async def test_a_context_request_does_not_wait_for_the_writer_to_drop_expiries(
     app = create_app(lambda env: replace(worker))
     transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
     async with httpx.AsyncClient(transport=transport, base_url="http://test") as c:
-        assert (await put(c, "uma", "s1", _metric(), campaign("Alpha"))).status_code == 200
-        clock.advance(31 * 24 * 60 * 60 * 1000)
+        assert (await put(c, "uma", "s1", _metric(), _decision())).status_code == 200
+        clock.advance(METRIC_TTL_MS + 1)
         r = await c.post("/v1/users/uma/context", json={"task": "Alpha CPA"})
-        assert [e["type"] for e in r.json()["entities"]] == ["campaign"]
+        assert [e["type"] for e in r.json()["entities"]] == ["decision"]
         assert len(deferred) == 1  # answered; the report runs after the response
         await deferred.pop()
     index = await memkv.get_json("index:uma:entities")
-    assert [e["name"] for e in index["entries"]] == ["Alpha"]
+    assert [e["name"] for e in index["entries"]] == ["Switch Alpha to tCPA"]

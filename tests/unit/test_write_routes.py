@@ -25,7 +25,7 @@ from entity_memory.service.bindings import Bindings
 from entity_memory.storage.kv import CountingKV, InMemoryKV
 from entity_memory.web import ASSETS
 
-from .conftest import Clock
+from .conftest import METRIC_TTL_MS, Clock
 from .writer_twin import WriterTwin
 
 CAMPAIGN = {"type": "campaign", "name": "Alpha", "content": "search", "importance": 0.5}
@@ -219,7 +219,7 @@ async def test_repeated_expiry_reports_record_each_expiry_once(
         for i in range(10)
     ]  # fmt: skip
     assert await c.put("/v1/users/x/entities", json={"session_id": "s", "entities": entities})
-    clock.advance(31 * 24 * 60 * 60 * 1000)  # metrics live 30 days
+    clock.advance(METRIC_TTL_MS + 1)  # the metrics' TTL has run out
     refs = {"entities": [{"type": "metric", "id": f"m{i}-cpa"} for i in range(10)]}
     dropped = [(await c.post("/v1/users/x/expired", json=refs)).json() for _ in range(5)]
     assert [d["dropped"] for d in dropped] == [10, 0, 0, 0, 0]
