@@ -77,6 +77,28 @@ async def test_a_campaign_brings_its_metrics_decisions_and_open_pain_points(
     assert found.links[("metric", "click-rate")] == ["campaign-alpha"]
 
 
+async def test_the_campaign_the_tasks_entities_belong_to_comes_with_them(
+    store: EntityStore,
+) -> None:
+    """A task that calls a campaign by other words finds its metrics; the campaign they are
+    linked to comes along, without bringing its own companions."""
+    owner = {"campaign": "Lighthouse Tours"}
+    coastal = [
+        metric(name="Coastal cost per enquiry", content="", metadata={"kpi": "CPL", **owner}),
+        metric(name="Harbour CTR", content="", metadata={"kpi": "CTR", **owner}),
+    ]
+    other = decision(name="Widen match types", content=NOTE, metadata={"action": "widen"})
+    other.metadata.affected_entities = ["Lighthouse Tours"]  # type: ignore[attr-defined]
+    stored = [campaign(name="Lighthouse Tours", content="tours"), *regional_campaigns(), other]
+    await store.upsert_many("u1", [*stored, *coastal], "s1")  # type: ignore[list-item]
+    found = await retrieve_for_context(store, "u1", "How are the coastal and harbour numbers?")
+    names = [e.name for e in found.entities]
+    assert {"Coastal cost per enquiry", "Harbour CTR", "Lighthouse Tours"} <= set(names)
+    assert "Widen match types" not in names
+    one = await retrieve_for_context(store, "u1", "Harbour CTR this week?")
+    assert "Lighthouse Tours" not in [e.name for e in one.entities]  # one entity is no evidence
+
+
 async def test_companions_stay_within_the_limit(store: EntityStore) -> None:
     kpis = ("CTR", "CPC", "CPM", "ROAS")
     metrics = [

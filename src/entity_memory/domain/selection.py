@@ -9,6 +9,8 @@ recency; selection decides what is worth a place, reading index entries only:
   of `limit` is theirs, the rest of their places come after the task's own entities);
 - for each chosen campaign, the entities linked to it (domain/links.py): its metrics, its most
   recent decisions and its open pain points, in the slots left;
+- the campaign that two or more of the task's entities are linked to, when the task did not
+  name it (it takes the place of the weakest of them, and brings nothing more along);
 - when nothing reaches the floor (the task names nothing known), the few most important recent
   entities instead, and the selection says so (`fallback`).
 
@@ -57,6 +59,12 @@ STANDOUT_MAX = 3
 FALLBACK_ENTITIES = 3
 #: What a chosen campaign brings along, at most, per kind.
 COMPANIONS: dict[str, int] = {"metric": 5, "decision": 3, "pain_point": 3}
+#: A campaign that this many of the task's own entities are linked to is what the task is
+#: about even when the task calls it something else ("the greece one" for a campaign named
+#: "Greek Islands Packages" whose metrics say "Greece"): it takes a place among them, ahead of
+#: the weakest, so the block can group them under it. At most OWNERS_MAX such campaigns.
+OWNER_LINKS = 2
+OWNERS_MAX = 2
 FALLBACK_REASON = "important_recent"
 #: The always-injected preferences and open pain points are sure of a third of the limit (one
 #: of each type at least, half the limit at most); the rest of their places come after the
@@ -112,6 +120,25 @@ def _companions(sig: Signals, campaigns: Sequence[str], taken: set[int]) -> list
     return out
 
 
+def _owners(sig: Signals, core: Sequence[int]) -> list[int]:
+    """Campaigns (indices) not among `core` that OWNER_LINKS or more of it are linked to, the
+    most linked first (then by score)."""
+    count: dict[str, int] = {}
+    for i in core:
+        for campaign in sig.entries[i].links or ():
+            count[campaign] = count.get(campaign, 0) + 1
+    wanted = {c for c, n in count.items() if n >= OWNER_LINKS}
+    if not wanted:
+        return []
+    found = [
+        i
+        for i, e in enumerate(sig.entries)
+        if e.type == "campaign" and e.id in wanted and i not in core
+    ]
+    found.sort(key=lambda i: (-count[sig.entries[i].id], sig.key(i)))
+    return found[:OWNERS_MAX]
+
+
 def choose(sig: Signals, limit: int) -> Selection:
     """The entities for a context of at most `limit`, best first (companions marked).
 
@@ -141,13 +168,16 @@ def choose(sig: Signals, limit: int) -> Selection:
     reserved = always[:reserve]
     room = limit - len(reserved)
     core = [i for i in sig.best(relevant, limit) if i not in reserved][:room]
+    # Only the task's own campaigns bring companions; an owner came for what is already here.
+    campaigns = [entries[i].id for i in core if entries[i].type == "campaign"]
+    if owners := [i for i in _owners(sig, core) if i not in reserved]:
+        core = core[: max(0, room - len(owners))] + owners
     if not core:
         fallback = FALLBACK_REASON
         others = [i for i, e in enumerate(entries) if e.type not in ALWAYS_INJECT]
         core = sig.best(others, min(FALLBACK_ENTITIES, room))
     chosen = [sig.score_of(i) for i in core]
     taken = set(core) | set(reserved)
-    campaigns = [entries[i].id for i in core if entries[i].type == "campaign"]
     if campaigns and fallback is None:
         for i, campaign in _companions(sig, campaigns, taken)[: room - len(chosen)]:
             chosen.append(replace(sig.score_of(i), linked_to=campaign))
