@@ -141,6 +141,6 @@ def test_the_context_block_an_agent_can_act_on(host: Host) -> None:
     assert block.count("</entity_memory>") == 1 and block.endswith("</entity_memory>")
     assert block.count("<entity_memory>") == 1
     assert "(Alpha, as of 2026-05-20)" in block
-    assert "$52 -> $41 improving" in block
+    assert "$52 (2026-05-01) -> $41 (2026-05-20) improving" in block
     assert "since 2026-05-03: CPA $52 -> $41 improving" in block
     assert "Old tracking bug" not in block

@@ -1,4 +1,4 @@
-from entity_memory.domain.context import assemble_entity_context, estimate_tokens
+from entity_memory.domain.context import SERIES_SHOWN, assemble_entity_context, estimate_tokens
 
 
 def ent(type: str, name: str, content: str = "short fact") -> dict:
@@ -71,7 +71,10 @@ def test_metrics_show_value_target_and_trend_grouped_by_campaign() -> None:
             "value": values[-1],
             "unit": "USD",
             "campaign": campaign,
-            "history": [{"value": v, "at": i + 1, "sessionId": "s"} for i, v in enumerate(values)],
+            "history": [
+                {"value": v, "at": (20_000 + i) * DAY_MS, "sessionId": "s"}
+                for i, v in enumerate(values)
+            ],
         }
         if target is not None:
             meta["target"] = target
@@ -85,9 +88,24 @@ def test_metrics_show_value_target_and_trend_grouped_by_campaign() -> None:
         ]
     )
     assert "value $41" in text and "target $35" in text
-    assert "$52 -> $41 improving" in text and "$20 -> $30 worsening" in text
+    assert "$52 (2024-10-04) -> $41 (2024-10-05) improving" in text
+    assert "$20 (2024-10-04) -> $30 (2024-10-05) worsening" in text
     lines = [line for line in text.splitlines() if line.startswith("- ")]
     assert [("North" in line.split(":")[0]) for line in lines] == [True, True, False]
+
+
+def test_a_long_series_keeps_its_first_observation_and_the_latest() -> None:
+    """A "since we started" question needs the baseline; the block stays bounded."""
+    values = [60, 58, 55, 71, 50, 47, 44, 41]
+    history = [
+        {"value": v, "at": (20_000 + 7 * i) * DAY_MS, "sessionId": "s"}
+        for i, v in enumerate(values)
+    ]
+    meta = {"kpi": "CPA", "value": 41, "unit": "USD", "history": history}
+    text = assemble_entity_context([{**ent("metric", "Alpha CPA", "cpa"), "metadata": meta}])
+    line = next(line for line in text.splitlines() if "Alpha CPA" in line)
+    assert "$60 (2024-10-04) -> ..." in line and line.count(" -> ") == SERIES_SHOWN
+    assert "$71" not in line and "$50 (2024-11-01)" in line and "$41 (2024-11-22) improving" in line
 
 
 def test_resolved_pain_points_are_left_out_unless_the_task_is_about_them() -> None:

@@ -4,8 +4,9 @@ The SPEC's `assemble_entity_context` (section order, labels, five per type, a to
 with what an agent needs to act on a memory rather than merely read it:
 
 - each entity says when it was true ("as of" its last update), so old facts read as old;
-- a metric shows its value, target and trend (first -> last, improving or worsening by the KPI's
-  direction), and metrics of one campaign stand together;
+- a metric shows its value, target and its dated series (the first observation, then the last
+  few, improving or worsening from first to last by the KPI's direction), so "since January"
+  and "in peak season against now" read off the block; metrics of one campaign stand together;
 - a decision on a campaign shows its measured outcome where the memory holds it: that campaign's
   metric before and after the decision ("since 2026-05-03: CPA $52 -> $41 improving");
 - a resolved pain point is left out, unless the task is about it (then it is marked resolved);
@@ -35,6 +36,9 @@ TYPE_LABELS: dict[str, str] = {
     "preference": "User Preferences",
 }
 ITEMS_PER_TYPE = 5
+#: Observations of a metric's series shown at most: the first (the baseline a "since" question
+#: compares with) and the latest ones; those between are elided.
+SERIES_SHOWN = 5
 
 _BLOCK_TAG = re.compile(r"<(\s*/?\s*entity_memory\s*)>", re.IGNORECASE)
 _WHITESPACE = re.compile(r"\s+")
@@ -58,8 +62,27 @@ def _unit(meta: Mapping[str, Any]) -> str | None:
     return str(meta["unit"]) if meta.get("unit") else None
 
 
+def _series(meta: Mapping[str, Any], unit: str | None) -> str:
+    """`$31 (2026-01-06) -> $38 (2026-02-10) -> $27 (2026-06-09) improving`: the observations
+    with their dates (first and latest, SERIES_SHOWN at most), then the direction."""
+    points = [
+        (amount(h["value"], unit), _date(h.get("at")), h["value"])
+        for h in meta.get("history") or []
+        if isinstance(h.get("value"), int | float)
+    ]
+    if len(points) < 2:
+        return ""
+    shown = [f"{text} ({day})" if day else text for text, day, _ in points]
+    if len(shown) > SERIES_SHOWN:
+        shown = [shown[0], "...", *shown[-(SERIES_SHOWN - 1) :]]
+    _, trend = trend_of(str(meta.get("kpi", "")), points[0][2], points[-1][2])
+    arrow = " -> ".join(shown)
+    return arrow if trend == "unknown" else f"{arrow} {trend}"
+
+
 def _metric_facts(meta: Mapping[str, Any]) -> str:
-    """`value $41, target $35; $52 -> $41 improving` from what the metric holds."""
+    """`value $41, target $35; $52 (2026-04-06) -> $41 (2026-05-12) improving` from what the
+    metric holds."""
     parts = []
     unit = _unit(meta)
     if isinstance(meta.get("value"), int | float):
@@ -67,13 +90,8 @@ def _metric_facts(meta: Mapping[str, Any]) -> str:
     if isinstance(meta.get("target"), int | float):
         parts.append(f"target {amount(meta['target'], unit)}")
     facts = ", ".join(parts)
-    values = [
-        h["value"] for h in meta.get("history") or [] if isinstance(h.get("value"), int | float)
-    ]
-    if len(values) >= 2:
-        _, trend = trend_of(str(meta.get("kpi", "")), values[0], values[-1])
-        arrow = f"{amount(values[0], unit)} -> {amount(values[-1], unit)}"
-        facts += ("; " if facts else "") + (arrow if trend == "unknown" else f"{arrow} {trend}")
+    if series := _series(meta, unit):
+        facts += ("; " if facts else "") + series
     return facts
 
 
