@@ -47,7 +47,7 @@ from bench.e5_local import EMBEDDED, FixedClock, e5_run
 from entity_memory.domain import ranking, selection
 from entity_memory.domain.index_entries import embedding_text
 from entity_memory.domain.limits import DEFAULT_CONTEXT_LIMIT, DEFAULT_CONTEXT_TOKENS
-from entity_memory.domain.models import BaseEntity, EntityIndex, IndexEntry
+from entity_memory.domain.models import BaseEntity, EntityIndex, IndexEntry, RankIndex
 from entity_memory.domain.ranking import name_term_count, score_entries
 from entity_memory.embeddings.catalog import LOCAL_E5
 from entity_memory.embeddings.embedder import build_embedder
@@ -287,7 +287,7 @@ class VariantStore(EntityStore):
         self.variant = Variant("sign1", "minmax", ranking.SEMANTIC_SHARE)
         self.docs: dict[tuple[str, str], BaseEntity] = {}
 
-    async def semantic(self, embedder: Any, index: EntityIndex, task: str) -> Any:
+    async def semantic(self, embedder: Any, index: RankIndex, task: str) -> Any:
         """The semantic step `retrieve_for_context` is given (see `variant_hits`)."""
         if self.variant.quant == "sign1" and self.variant.calib == "minmax":
             return await semantic_similarity(embedder, index, task)

@@ -20,10 +20,10 @@ def test_an_entry_missing_before_its_ttl_is_not_an_expiry(store: EntityStore, cl
     from entity_memory.domain.models import EntityIndex
 
     index = EntityIndex(entries=[_entry("metric", clock.now - METRIC_TTL_MS + DAY)])
-    assert expired_entries(store, index, {("metric", "x")}) == []
+    assert expired_entries(store, index.entries, {("metric", "x")}) == []
     clock.advance(2 * DAY)
-    assert [e.id for e in expired_entries(store, index, {("metric", "x")})] == ["x"]
-    assert expired_entries(store, index, set()) == []  # present in KV: never expired
+    assert [e.id for e in expired_entries(store, index.entries, {("metric", "x")})] == ["x"]
+    assert expired_entries(store, index.entries, set()) == []  # present in KV: never expired
 
 
 async def test_drop_expired_asks_kv_itself_and_records_each_expiry_once(

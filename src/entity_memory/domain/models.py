@@ -291,40 +291,59 @@ def parse_entity(data: Any) -> BaseEntity:
 # --- the index ---------------------------------------------------------------------------------
 
 
-class IndexEntry(CamelModel):
-    """One line of `index:<userId>:entities`: the SPEC's five fields plus ranking keywords."""
+class RankEntry(CamelModel):
+    """What ranking and selection read of an index entry (the SPEC's five fields, keywords,
+    vector, links): a context request parses only these. At 10k entries the index is most of
+    its CPU, and leaving out what only the writer needs parses it a third faster
+    (bench/bench_pyodide.py)."""
 
-    model_config = ConfigDict(extra="ignore")  # tolerate fields a newer version added
+    model_config = ConfigDict(extra="ignore")  # the writer's fields, and a newer version's
 
     id: str
     type: EntityType
     name: str
     importance: float
     updated_at: SafeCount
-    version: SafeCount = 0
-    #: The first few aliases, so extraction can resolve a mention without reading entities.
-    aliases: list[str] = Field(default_factory=list)
     keywords: list[str] = Field(default_factory=list)
     #: How many leading keywords come from the name (weighted higher in ranking); None in
     #: entries written before the field existed (ranking then counts them).
     name_terms: int | None = None
     #: The entity's embedding as packed sign bits (embeddings/vectors.py); None: no vector.
     vec: str | None = None
-    #: A hash of the entity's embedding text (index_entries.embedding_key), which `vec`, when
-    #: set, was made from: a write that leaves the text as it was keeps the vector.
-    vec_key: str | None = None
     #: Ids of the campaigns this entity is about (a metric's `campaign`, a decision's
     #: `affectedEntities`, a pain point's `relatedCampaigns`, resolved by name and alias when
     #: written), so ranking brings a campaign's metrics and decisions without reading them.
     links: list[str] | None = None
+    #: True for a resolved pain point (absent while open): always-injected means open.
+    resolved: bool | None = None
+
+
+class IndexEntry(RankEntry):
+    """One line of `index:<userId>:entities`: what ranking reads, and what the writer needs
+    besides (versions for the ledger, aliases and KPIs for resolving mentions, vector keys)."""
+
+    version: SafeCount = 0
+    #: The first few aliases, so extraction can resolve a mention without reading entities.
+    aliases: list[str] = Field(default_factory=list)
+    #: A hash of the entity's embedding text (index_entries.embedding_key), which `vec`, when
+    #: set, was made from: a write that leaves the text as it was keeps the vector.
+    vec_key: str | None = None
     #: Normalised campaign names the entity names that matched no stored campaign yet (at most
     #: a few); a campaign written later under one of them is linked then.
     pending_links: list[str] | None = None
     #: A metric's KPI in canonical form (`CPA`, `CPL`, ...: domain/vocab.py), so extraction
     #: resolves "cost per acquisition" and "CPA" of one campaign to one metric.
     kpi: str | None = None
-    #: True for a resolved pain point (absent while open): always-injected means open.
-    resolved: bool | None = None
+
+
+class RankIndex(CamelModel):
+    """The index as a context request reads it (`RankEntry` entries), never written back."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    entries: list[RankEntry] = Field(default_factory=list)
+    vector_model: str | None = None
+    vector_center: list[float] | None = None
 
 
 class EntityIndex(CamelModel):

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from itertools import chain
 from typing import Any
 
-from entity_memory.domain.models import IndexEntry
+from entity_memory.domain.models import RankEntry
 from entity_memory.domain.text import name_terms, tokenize
 
 RELEVANCE_WEIGHT = 0.6
@@ -120,7 +120,7 @@ def name_term_count(name: str, keywords: Sequence[str]) -> int:
 
 
 def _lexical_scores(
-    entries: Sequence[IndexEntry], query: Sequence[str]
+    entries: Sequence[RankEntry], query: Sequence[str]
 ) -> tuple[list[float], list[frozenset[str]], list[bool]]:
     """Each entry's 0..1 BM25 relevance to `query`, the query terms it contains, and whether
     the query holds every term of its name (see `Signals.named`).
@@ -222,7 +222,7 @@ class Signals:
     """Every entry's signals for one task, as plain lists aligned with `entries`: what ranking
     and selection read without building a `Score` per entry."""
 
-    entries: Sequence[IndexEntry]
+    entries: Sequence[RankEntry]
     query: list[str]
     lexicals: list[float]
     matched: list[frozenset[str]]
@@ -266,7 +266,7 @@ class Signals:
 
 
 def signals(
-    entries: Sequence[IndexEntry],
+    entries: Sequence[RankEntry],
     task: str,
     now_ms: int,
     semantic: Sequence[float | None] | None = None,
@@ -299,7 +299,7 @@ def signals(
 
 
 def score_entries(
-    entries: Sequence[IndexEntry],
+    entries: Sequence[RankEntry],
     task: str,
     now_ms: int,
     top: int | None = None,

@@ -9,16 +9,19 @@ are reported to the writer (`ReportExpired`), which checks each again against KV
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
+from typing import TypeVar
 
 from entity_memory.domain.keys import Ref, entity_key
-from entity_memory.domain.models import EntityIndex, IndexEntry
+from entity_memory.domain.models import EntityIndex, IndexEntry, RankEntry
 from entity_memory.storage.store import EntityStore
 
 #: Hands (user id, [(type, id), ...]) of entities found expired to whoever owns the index.
 ReportExpired = Callable[[str, list[tuple[str, str]]], Awaitable[None]]
 
+Entry = TypeVar("Entry", bound=RankEntry)
 
-def expired_entries(store: EntityStore, index: EntityIndex, missing: set[Ref]) -> list[IndexEntry]:
+
+def expired_entries(store: EntityStore, entries: Sequence[Entry], missing: set[Ref]) -> list[Entry]:
     """The entries among `missing` (not found in KV) whose TTL has run out.
 
     An entry missing before its TTL ran out is left alone: that is a write this KV location
@@ -29,7 +32,7 @@ def expired_entries(store: EntityStore, index: EntityIndex, missing: set[Ref]) -
     now = store.clock()
     return [
         e
-        for e in index.entries
+        for e in entries
         if (e.type, e.id) in missing
         and e.updated_at + store.settings.ttl_seconds(e.type) * 1000 <= now
     ]
@@ -63,9 +66,16 @@ async def drop_expired(store: EntityStore, user_id: str, refs: Sequence[Ref]) ->
     in KV since."""
     keys = {ref: entity_key(user_id, *ref) for ref in dict.fromkeys(refs)}
     found = await store.replica_documents(list(keys.values()))
+    return await forget_expired(
+        store, user_id, {ref for ref, key in keys.items() if found.get(key) is None}
+    )
+
+
+async def forget_expired(store: EntityStore, user_id: str, missing: set[Ref]) -> int:
+    """Drop the entries among `missing` (found absent from KV) whose TTL has run out, from
+    the index as its owner holds it; the number dropped."""
     index = await store.read_index(user_id)
-    missing = {ref for ref, key in keys.items() if found.get(key) is None}
-    expired = expired_entries(store, index, missing)
+    expired = expired_entries(store, index.entries, missing)
     if expired:
         await remove_expired(store, user_id, index, expired)
     return len(expired)

@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from entity_memory.domain.keys import entity_key
-from entity_memory.domain.models import BaseEntity, EntityIndex
+from entity_memory.domain.models import BaseEntity, RankIndex
 from entity_memory.domain.ranking import Score, signals
 from entity_memory.domain.selection import choose
 from entity_memory.embeddings.embedder import Embedder
@@ -23,12 +23,12 @@ from entity_memory.embeddings.vectors import (
     rescale,
     unpack_signs,
 )
-from entity_memory.service.expiry import ReportExpired, expired_entries, remove_expired
+from entity_memory.service.expiry import ReportExpired, expired_entries, forget_expired
 from entity_memory.storage.store import EntityStore
 
 Similarity = tuple[list[float | None] | None, LexicalReason | None]
 #: Each entry's semantic similarity to a task, or None and why not (a bench swaps variants).
-SemanticStep = Callable[[Embedder | None, EntityIndex, str], Awaitable[Similarity]]
+SemanticStep = Callable[[Embedder | None, RankIndex, str], Awaitable[Similarity]]
 
 
 @dataclass
@@ -45,9 +45,7 @@ class Retrieval:
     links: dict[tuple[str, str], list[str]] = field(default_factory=dict)
 
 
-async def semantic_similarity(
-    embedder: Embedder | None, index: EntityIndex, task: str
-) -> Similarity:
+async def semantic_similarity(embedder: Embedder | None, index: RankIndex, task: str) -> Similarity:
     """Each entry's semantic similarity to the task (one AI call), or None and why not."""
     if embedder is None:
         return None, "off"
@@ -96,9 +94,9 @@ async def retrieve_for_context(
             entities.append(entity)
             scores.append(score)
     missing = {(s.type, s.id) for key, s in zip(keys, chosen, strict=True) if not found[key]}
-    expired = expired_entries(store, index, missing)
-    if expired and report_expired is None:
-        await remove_expired(store, user_id, index, expired)
+    expired = expired_entries(store, index.entries, missing)
+    if expired and report_expired is None:  # no writer: this request owns the index
+        await forget_expired(store, user_id, {(e.type, e.id) for e in expired})
     elif expired and report_expired is not None:
         await report_expired(user_id, sorted((e.type, e.id) for e in expired))
     return Retrieval(entities, scores, reason, picked.relevant, picked.fallback, picked.links)

@@ -19,7 +19,9 @@ import logging
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from entity_memory.domain.models import EntityIndex
+from pydantic import ValidationError
+
+from entity_memory.domain.models import EntityIndex, RankIndex
 from entity_memory.storage.kv import KVNamespace
 
 logger = logging.getLogger(__name__)
@@ -34,16 +36,29 @@ def parse_index(user_id: str, raw: str | bytes) -> EntityIndex:
     at 10k entries than `json.loads` and validating the result."""
     try:
         return EntityIndex.model_validate_json(raw)
-    except ValueError:
-        # The entities are intact; an unreadable index is rebuilt by reindex, not trusted.
-        logger.error("index of %s does not validate; treating it as empty", user_id)
+    except ValidationError:
+        _unreadable(user_id)
         return EntityIndex()
+
+
+def parse_rank_index(user_id: str, raw: str | bytes) -> RankIndex:
+    """What a context request reads of the index (`RankIndex`), from KV's bytes."""
+    try:
+        return RankIndex.model_validate_json(raw)
+    except ValidationError:
+        _unreadable(user_id)
+        return RankIndex()
+
+
+def _unreadable(user_id: str) -> None:
+    # The entities are intact; an unreadable index is rebuilt by reindex, not trusted.
+    logger.error("index of %s does not validate; treating it as empty", user_id)
 
 
 @dataclass(frozen=True)
 class _Snapshot:
     raw: bytes | str
-    index: EntityIndex
+    index: RankIndex
 
 
 @dataclass
@@ -55,22 +70,22 @@ class IndexSnapshots:
     hits: int = 0
     misses: int = 0
 
-    async def read(self, kv: KVNamespace, key: str, user_id: str) -> EntityIndex:
+    async def read(self, kv: KVNamespace, key: str, user_id: str) -> RankIndex:
         """The index KV holds at `key`, parsed unless kept from the same bytes."""
         raw = await kv.get_text(key)
         if raw is None:
             self.forget(key)
-            return EntityIndex()
+            return RankIndex()
         kept = self.find(key, raw)
         if kept is not None:
             return kept
         self.make_room(key, len(raw))
-        index = parse_index(user_id, raw)
+        index = parse_rank_index(user_id, raw)
         if index.entries:  # an unreadable index is not kept: reindex may repair it
             self.keep(key, raw, index)
         return index
 
-    def find(self, key: str, raw: bytes | str) -> EntityIndex | None:
+    def find(self, key: str, raw: bytes | str) -> RankIndex | None:
         """The index parsed from exactly `raw` for `key`, if kept."""
         snapshot = self._held.get(key)
         if snapshot is None or snapshot.raw != raw:
@@ -87,7 +102,7 @@ class IndexSnapshots:
         while self._held and self.held_bytes() + size > self.max_bytes:
             self._held.popitem(last=False)
 
-    def keep(self, key: str, raw: bytes | str, index: EntityIndex) -> None:
+    def keep(self, key: str, raw: bytes | str, index: RankIndex) -> None:
         if len(raw) > self.max_bytes:
             return
         self.make_room(key, len(raw))

@@ -33,6 +33,7 @@ from entity_memory.domain.models import (
     EntityIndex,
     EntityInputBase,
     IndexEntry,
+    RankIndex,
     parse_entity,
 )
 from entity_memory.embeddings.embedder import Embedder
@@ -40,7 +41,7 @@ from entity_memory.settings import Settings, wall_clock_ms
 from entity_memory.storage import index_vectors
 from entity_memory.storage.d1 import Statement
 from entity_memory.storage.held_index import HeldIndex
-from entity_memory.storage.index_snapshots import IndexSnapshots, parse_index
+from entity_memory.storage.index_snapshots import IndexSnapshots, parse_index, parse_rank_index
 from entity_memory.storage.kv import MAX_BULK_GET_KEYS, KVListKey, KVNamespace
 from entity_memory.storage.kv_io import bounded_gather, chunks, kv_metadata
 from entity_memory.storage.ledger import Ledger
@@ -150,13 +151,22 @@ class EntityStore:
         self._keep_index(key, index)
         return index
 
-    async def read_index_shared(self, user_id: str) -> EntityIndex:
-        """The index for reading only (ranking): outside the writer, with `snapshots`, the
-        parsed copy is shared with the isolate's later requests that read the same bytes,
-        so the caller must not change it or its entries."""
-        if self.snapshots is None or self.held is not None:
-            return await self.read_index(user_id)
-        return await self.snapshots.read(self.kv, index_key(user_id), user_id)
+    async def read_index_shared(self, user_id: str) -> RankIndex:
+        """The index for ranking only, never written back: what ranking reads of each entry.
+        Outside the writer, with `snapshots`, the parsed copy is shared with the isolate's
+        later requests that read the same bytes, so the caller must not change it or its
+        entries."""
+        if self.held is not None:  # the writer's own parsed copy serves as it is
+            index = await self.read_index(user_id)
+            return RankIndex.model_construct(
+                entries=list(index.entries),
+                vector_model=index.vector_model,
+                vector_center=index.vector_center,
+            )
+        if self.snapshots is not None:
+            return await self.snapshots.read(self.kv, index_key(user_id), user_id)
+        raw = await self.kv.get_text(index_key(user_id))
+        return RankIndex() if raw is None else parse_rank_index(user_id, raw)
 
     def _keep_index(self, key: str, index: EntityIndex) -> None:
         if self.held is not None:
