@@ -22,8 +22,12 @@ from entity_memory.storage.store import EntityStore
 #: The dev set's importance labels as scores (SPEC: high = explicit decisions, critical
 #: metrics, stated preferences).
 IMPORTANCE = {"high": 0.8, "medium": 0.5, "low": 0.3}
-#: "$1,290", "61%", "3.2x", "14": a currency sign, the number, a unit straight after it.
-_NUMBER = re.compile(r"(?P<cur>[$€£])?\s?(?P<num>\d[\d,]*(?:\.\d+)?)(?P<unit>%|x\b)?(?!\s*-\s*\d)")
+#: "$1,290", "61%", "3.2x", "14": a currency sign, the number, a unit straight after it (never
+#: a part of a range such as "400-600").
+_NUMBER = re.compile(
+    r"(?<![\d.,-])(?P<cur>[$€£])?\s?(?P<num>\d[\d,]*(?:\.\d+)?)(?![\d.])(?P<unit>%|x\b)?"
+    r"(?!\s*-\s*\d)"
+)
 
 
 def epoch_ms(iso: str) -> int:
@@ -31,15 +35,16 @@ def epoch_ms(iso: str) -> int:
 
 
 def metric_value(facts: list[str]) -> dict[str, Any]:
-    """`value` and `unit` from the first fact stating a number (not a range)."""
+    """`value` and `unit` from the first number (not a range) that has a unit (a currency,
+    % or x), else the first number: "112 leads; about $47 each" is a $47 cost per lead, the
+    112 a count beside it."""
+    found: list[dict[str, Any]] = []
     for fact in facts:
-        m = _NUMBER.search(str(fact))
-        if m is None:
-            continue
-        unit = CURRENCY_CODES.get(m.group("cur") or "") or m.group("unit")
-        found: dict[str, Any] = {"value": float(m.group("num").replace(",", ""))}
-        return found | ({"unit": unit} if unit else {})
-    return {}
+        for m in _NUMBER.finditer(str(fact)):
+            unit = CURRENCY_CODES.get(m.group("cur") or "") or m.group("unit")
+            value: dict[str, Any] = {"value": float(m.group("num").replace(",", ""))}
+            found.append(value | ({"unit": unit} if unit else {}))
+    return next((f for f in found if "unit" in f), found[0] if found else {})
 
 
 def expected_input(
