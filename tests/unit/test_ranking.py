@@ -44,6 +44,23 @@ def test_acronyms_and_long_forms_are_the_same_terms() -> None:
     assert tokenize("the campaigns for a week") == ["campaign"]
 
 
+def test_a_cost_per_anything_is_a_cost_per_acquisition_of_it() -> None:
+    """A task about CPA meets "cost per booking"; a task about "cost per call" meets the
+    stored cost per lead; spend per period and per view are not acquisitions."""
+    assert tokenize("cost per booking") == ["booking", "cpa"]
+    assert "cpa" in tokenize("cost per call") and "cpa" in tokenize("Cost per lead")
+    assert "cpa" not in tokenize("cost per day") + tokenize("cost per views")
+    ranked = score_entries(
+        [
+            entry("cost-per-sql", "metric", name="Cost per SQL", content="$1,290"),
+            entry("demo-volume", "metric", name="Demo volume", content="40 demos"),
+        ],
+        "Can we tighten the SQL target CPA?",
+        T0,
+    )
+    assert ranked[0].name == "Cost per SQL" and ranked[0].matched_terms == ("sql", "cpa")
+
+
 def test_recency_is_linear_over_180_days() -> None:
     assert recency_scores([T0, T0 - 90 * DAY, T0 - 200 * DAY, T0 + DAY], T0) == pytest.approx(
         [1.0, 0.5, 0.0, 1.0]

@@ -25,6 +25,13 @@ ACRONYM_PHRASES: tuple[tuple[str, str], ...] = (
     (r"target roas", "troas"),
     (r"\bt-cpa\b", "tcpa"),
     (r"\bt-roas\b", "troas"),
+    # Any other "cost per <thing>" is a cost per acquisition of that thing ("cost per booking",
+    # "cost per SQL", "cost per call"): a task about CPA finds it, and it finds a stored CPA.
+    # Periods, views and impressions are spend rates and other KPIs, not acquisitions.
+    (
+        r"\bcost per (?!(?:day|week|month|year|hour|night|view|impression)s?\b)([a-z0-9]+)",
+        r"\1 cpa",
+    ),
 )
 #: A term that is also about a broader KPI: a task on "CPA" should find "switched to tCPA",
 #: and cost per lead is a cost per acquisition where the acquisition is a lead.

@@ -112,7 +112,10 @@ class Resolver:
         measured = self._same_measurement(item, stored)
         if measured is not None:
             return measured
+        kpi = metric_kpi(item.name, getattr(item, "metadata", None))
         for entry in stored.fuzzy_candidates(item.name):
+            if kpi is not None and entry.kpi is not None:
+                continue  # two measurements: KPI, owner and qualifier decided above
             if fuzzy_same(item.name, entry.name):
                 return entry
         return neighbour
