@@ -60,8 +60,8 @@ FALLBACK_ENTITIES = 3
 #: What a chosen campaign brings along, at most, per kind.
 COMPANIONS: dict[str, int] = {"metric": 5, "decision": 3, "pain_point": 3}
 #: A campaign that this many of the task's own entities are linked to is what the task is
-#: about even when the task calls it something else ("the greece one" for a campaign named
-#: "Greek Islands Packages" whose metrics say "Greece"): it takes a place among them, ahead of
+#: about even when the task calls it something else ("the coastal numbers" for a campaign
+#: named "Lighthouse Tours" whose metrics say "Coastal"): it takes a place among them, ahead of
 #: the weakest, so the block can group them under it. At most OWNERS_MAX such campaigns.
 OWNER_LINKS = 2
 OWNERS_MAX = 2
