@@ -87,8 +87,8 @@ def test_metrics_show_value_target_and_trend_grouped_by_campaign() -> None:
             metric("North CPC", "North", [2.0, 2.5]),
         ]
     )
-    assert "value $41" in text and "target $35" in text
-    assert "$52 (2024-10-04) -> $41 (2024-10-05) improving" in text
+    assert "target $35; $52 (2024-10-04) -> $41 (2024-10-05) improving" in text
+    assert "value $41" not in text  # the series ends on it
     assert "$20 (2024-10-04) -> $30 (2024-10-05) worsening" in text
     lines = [line for line in text.splitlines() if line.startswith("- ")]
     assert [("North" in line.split(":")[0]) for line in lines] == [True, True, False]
@@ -106,6 +106,16 @@ def test_a_long_series_keeps_its_first_observation_and_the_latest() -> None:
     line = next(line for line in text.splitlines() if "Alpha CPA" in line)
     assert "$60 (2024-10-04) -> ..." in line and line.count(" -> ") == SERIES_SHOWN
     assert "$71" not in line and "$50 (2024-11-01)" in line and "$41 (2024-11-22) improving" in line
+
+
+def test_a_value_the_series_does_not_end_on_is_shown() -> None:
+    history = [{"value": v, "at": (20_000 + i) * DAY_MS} for i, v in enumerate([52, 41])]
+    meta = {"kpi": "CPA", "value": 39, "unit": "USD", "history": history}
+    text = assemble_entity_context([{**ent("metric", "Alpha CPA", "cpa"), "metadata": meta}])
+    assert "value $39; $52 (2024-10-04) -> $41 (2024-10-05) improving" in text
+    alone = {"kpi": "CPA", "value": 39, "unit": "USD"}
+    text = assemble_entity_context([{**ent("metric", "Alpha CPA", "cpa"), "metadata": alone}])
+    assert "[value $39]" in text
 
 
 def test_resolved_pain_points_are_left_out_unless_the_task_is_about_them() -> None:

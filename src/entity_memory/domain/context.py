@@ -62,37 +62,40 @@ def _unit(meta: Mapping[str, Any]) -> str | None:
     return str(meta["unit"]) if meta.get("unit") else None
 
 
-def _series(meta: Mapping[str, Any], unit: str | None) -> str:
+def _series(values: list[tuple[float, Any]], kpi: str, unit: str | None) -> str:
     """`$31 (2026-01-06) -> $38 (2026-02-10) -> $27 (2026-06-09) improving`: the observations
-    with their dates (first and latest, SERIES_SHOWN at most), then the direction."""
-    points = [
-        (amount(h["value"], unit), _date(h.get("at")), h["value"])
-        for h in meta.get("history") or []
-        if isinstance(h.get("value"), int | float)
-    ]
-    if len(points) < 2:
+    (value, at) with their dates (first and latest, SERIES_SHOWN at most), then the direction."""
+    if len(values) < 2:
         return ""
-    shown = [f"{text} ({day})" if day else text for text, day, _ in points]
+    shown = [
+        f"{amount(value, unit)} ({day})" if (day := _date(at)) else amount(value, unit)
+        for value, at in values
+    ]
     if len(shown) > SERIES_SHOWN:
         shown = [shown[0], "...", *shown[-(SERIES_SHOWN - 1) :]]
-    _, trend = trend_of(str(meta.get("kpi", "")), points[0][2], points[-1][2])
+    _, trend = trend_of(kpi, values[0][0], values[-1][0])
     arrow = " -> ".join(shown)
     return arrow if trend == "unknown" else f"{arrow} {trend}"
 
 
 def _metric_facts(meta: Mapping[str, Any]) -> str:
-    """`value $41, target $35; $52 (2026-04-06) -> $41 (2026-05-12) improving` from what the
-    metric holds."""
-    parts = []
+    """`target $35; $52 (2026-04-06) -> $41 (2026-05-12) improving` from what the metric
+    holds; `value $41` too when there is no series, or when the value is not its last
+    observation (a client write that set `value` alone)."""
     unit = _unit(meta)
-    if isinstance(meta.get("value"), int | float):
-        parts.append(f"value {amount(meta['value'], unit)}")
+    values = [
+        (h["value"], h.get("at"))
+        for h in meta.get("history") or []
+        if isinstance(h.get("value"), int | float)
+    ]
+    series = _series(values, str(meta.get("kpi", "")), unit)
+    parts = []
+    value = meta.get("value")
+    if isinstance(value, int | float) and not (series and values[-1][0] == value):
+        parts.append(f"value {amount(value, unit)}")
     if isinstance(meta.get("target"), int | float):
         parts.append(f"target {amount(meta['target'], unit)}")
-    facts = ", ".join(parts)
-    if series := _series(meta, unit):
-        facts += ("; " if facts else "") + series
-    return facts
+    return "; ".join(p for p in (", ".join(parts), series) if p)
 
 
 def _field_facts(entity_type: str, meta: Mapping[str, Any]) -> str:
