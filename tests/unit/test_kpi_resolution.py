@@ -6,7 +6,7 @@ from entity_memory.domain.kpi import canonical_kpi, qualifier
 from entity_memory.domain.models import IndexEntry
 from entity_memory.extraction.base import Message
 from entity_memory.extraction.registry import build_extractor
-from entity_memory.extraction.resolve import Resolver
+from entity_memory.extraction.resolve import Resolver, fuzzy_same
 from entity_memory.service.bindings import Bindings
 from entity_memory.service.extract_session import SessionExtraction
 from entity_memory.settings import Settings
@@ -60,8 +60,18 @@ def test_no_merge_across_campaigns_kpis_or_qualifiers() -> None:
         metric(name="Account cost per booking", metadata={"kpi": "cost per booking"}),
         metric(name="Alpha cost per lead", metadata={"kpi": "cost per lead"}),
         metric(name="Alpha mobile cost per booking", metadata={"kpi": "cost per booking"}),
+        # a cost per something the vocabulary has no KPI for, nor any other measurement
+        metric(name="Alpha cost per trial", metadata={"kpi": "cost per trial"}),
+        metric(name="Alpha cost per video view", metadata={"kpi": "cost per video view"}),
     ):
         assert resolver.resolve(other)[1] is None, other.name
+
+
+def test_names_that_differ_by_what_a_cost_is_per_are_different_things() -> None:
+    """'cost per <thing>' shares `cpa` with a CPA for ranking; names still differ in 'cost'."""
+    assert not fuzzy_same("Alpha CPA", "Alpha cost per trial")
+    assert not fuzzy_same("Raise Alpha CPA target", "Raise Alpha cost per trial target")
+    assert not fuzzy_same("Alpha cost per trial", "Alpha cost per quote")
 
 
 async def test_two_kpi_synonyms_of_one_campaign_end_as_one_metric_with_both_observations(

@@ -45,20 +45,21 @@ def test_acronyms_and_long_forms_are_the_same_terms() -> None:
 
 
 def test_a_cost_per_anything_is_a_cost_per_acquisition_of_it() -> None:
-    """A task about CPA meets "cost per booking"; a task about "cost per call" meets the
-    stored cost per lead; spend per period and per view are not acquisitions."""
-    assert tokenize("cost per booking") == ["booking", "cpa"]
-    assert "cpa" in tokenize("cost per call") and "cpa" in tokenize("Cost per lead")
-    assert "cpa" not in tokenize("cost per day") + tokenize("cost per views")
-    ranked = score_entries(
-        [
-            entry("cost-per-install", "metric", name="Cost per install", content="$4.10"),
-            entry("install-volume", "metric", name="Daily installs", content="900 a day"),
-        ],
-        "Is the target CPA on installs too tight?",
-        T0,
-    )
+    """A task about CPA meets "cost per install", a task about a cost per trial meets the
+    stored cost per lead; spend per period, per view or per click is not an acquisition."""
+    assert tokenize("cost per quote") == ["quote", "cpa"]
+    for rate in ("cost per day", "cost per views", "cost per video view", "cost per link click"):
+        assert "cpa" not in tokenize(rate), rate
+    metrics = [
+        entry("cost-per-install", "metric", name="Cost per install", content="$4.10"),
+        entry("cost-per-lead", "metric", name="Cost per lead", content="$31"),
+        entry("daily-installs", "metric", name="Daily installs", content="900 a day"),
+        entry("brand-ctr", "metric", name="Brand CTR", content="4.1%"),
+    ]
+    ranked = score_entries(metrics, "Is the target CPA on installs too tight?", T0)
     assert ranked[0].name == "Cost per install" and "cpa" in ranked[0].matched_terms
+    ranked = score_entries(metrics[1:], "Has our cost per trial gone up?", T0)
+    assert ranked[0].name == "Cost per lead" and ranked[0].matched_terms == ("cpa",)
 
 
 def test_recency_is_linear_over_180_days() -> None:

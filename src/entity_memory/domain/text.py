@@ -10,9 +10,10 @@ import re
 import unicodedata
 from functools import lru_cache
 
-from entity_memory.domain.vocab import ACRONYM_PHRASES, KPI_EXPANSIONS, NO_STEM
+from entity_memory.domain.vocab import ACRONYM_PHRASES, COST_PER_THING, KPI_EXPANSIONS, NO_STEM
 
 _PHRASE_RES = [(re.compile(p), r) for p, r in ACRONYM_PHRASES]
+_COST_PER_THING = re.compile(COST_PER_THING[0])
 
 STOP_WORDS = frozenset(
     """a about above after again all also am an and any are as at be because been before being
@@ -94,11 +95,22 @@ def name_terms(name: str) -> tuple[str, ...]:
     return tuple(tokenize(name))
 
 
-def tokenize(text: str) -> list[str]:
-    """Terms for lexical matching: folded, acronyms unified, stop words dropped, plurals folded."""
+def _acronyms(text: str) -> str:
     folded = fold(text)
     for pattern, replacement in _PHRASE_RES:
         folded = pattern.sub(f" {replacement} ", folded)
+    return folded
+
+
+def costs_per_thing(text: str) -> bool:
+    """Whether `text` names a cost per something other than a KPI's own unit ("cost per
+    trial", not "cost per click"): what tokenize reads as that thing and `cpa`."""
+    return _COST_PER_THING.search(_acronyms(text)) is not None
+
+
+def tokenize(text: str) -> list[str]:
+    """Terms for lexical matching: folded, acronyms unified, stop words dropped, plurals folded."""
+    folded = _COST_PER_THING.sub(f" {COST_PER_THING[1]} ", _acronyms(text))
     terms: list[str] = []
     for raw in _TOKEN_RE.findall(folded):
         token = raw.replace("'", "")

@@ -8,6 +8,11 @@ and Meta define them), never words taken from a particular conversation.
 
 from __future__ import annotations
 
+#: What a "cost per ..." can be per that is not an acquisition: a period, or another KPI's unit.
+NOT_ACQUISITIONS = (
+    "day", "week", "month", "year", "hour", "night",
+    "click", "view", "impression", "engagement", "mille", "thousand", "1k", "1,?000",
+)  # fmt: skip
 #: Long forms folded to their acronym before tokenizing; longest first, so "target cost per
 #: acquisition" becomes "tcpa", never "target cpa".
 ACRONYM_PHRASES: tuple[tuple[str, str], ...] = (
@@ -25,13 +30,14 @@ ACRONYM_PHRASES: tuple[tuple[str, str], ...] = (
     (r"target roas", "troas"),
     (r"\bt-cpa\b", "tcpa"),
     (r"\bt-roas\b", "troas"),
-    # Any other "cost per <thing>" is a cost per acquisition of that thing ("cost per booking",
-    # "cost per SQL", "cost per call"): a task about CPA finds it, and it finds a stored CPA.
-    # Periods, views and impressions are spend rates and other KPIs, not acquisitions.
-    (
-        r"\bcost per (?!(?:day|week|month|year|hour|night|view|impression)s?\b)([a-z0-9]+)",
-        r"\1 cpa",
-    ),
+)
+#: Any other "cost per <thing>" is a cost per acquisition of that thing ("cost per install",
+#: "cost per trial"): a task about CPA finds it, and it finds a stored CPA (applied after
+#: ACRONYM_PHRASES). Periods, and what a cost per click, view, engagement or thousand
+#: impressions measures (in either of the next two words), are not acquisitions.
+COST_PER_THING: tuple[str, str] = (
+    r"\bcost per (?!(?:\S+ )?(?:" + "|".join(NOT_ACQUISITIONS) + r")s?\b)([a-z0-9]+)",
+    r"\1 cpa",
 )
 #: A term that is also about a broader KPI: a task on "CPA" should find "switched to tCPA",
 #: and cost per lead is a cost per acquisition where the acquisition is a lead.

@@ -18,7 +18,7 @@ from entity_memory.domain.keys import slug_for
 from entity_memory.domain.kpi import metric_kpi, qualifier
 from entity_memory.domain.links import CampaignNames, campaign_key
 from entity_memory.domain.models import EntityInputBase, IndexEntry
-from entity_memory.domain.text import normalize_name, tokenize
+from entity_memory.domain.text import costs_per_thing, normalize_name, tokenize
 from entity_memory.domain.vocab import CHANNEL_TERMS, GENERIC_NAME_WORDS, KPI_TERMS
 from entity_memory.extraction.name_lookup import TypeEntries
 
@@ -27,8 +27,14 @@ FUZZY_JACCARD = 0.75
 
 @lru_cache(maxsize=16384)
 def _terms(name: str) -> frozenset[str]:
-    """Cached: resolution compares each candidate with many stored names."""
+    """Cached: resolution compares each candidate with many stored names.
+
+    Ranking reads "cost per <thing>" as "<thing> cpa" (domain/vocab.py); as a name it is not
+    a bare CPA, so its KPI word "cost" is kept here: "Alpha cost per trial" is not "Alpha CPA".
+    """
     terms = frozenset(tokenize(name)) or frozenset(normalize_name(name).split())
+    if costs_per_thing(name):
+        terms |= {"cost"}
     return (terms - GENERIC_NAME_WORDS) or terms
 
 
@@ -114,8 +120,8 @@ class Resolver:
             return measured
         kpi = metric_kpi(item.name, getattr(item, "metadata", None))
         for entry in stored.fuzzy_candidates(item.name):
-            if kpi is not None and entry.kpi is not None:
-                continue  # two measurements: KPI, owner and qualifier decided above
+            if kpi is not None or entry.kpi is not None:
+                continue  # a measurement is one by KPI, owner and qualifier (above), not looks
             if fuzzy_same(item.name, entry.name):
                 return entry
         return neighbour
