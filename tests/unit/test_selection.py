@@ -82,21 +82,42 @@ async def test_the_campaign_the_tasks_entities_belong_to_comes_with_them(
 ) -> None:
     """A task that calls a campaign by other words finds its metrics; the campaign they are
     linked to comes along, without bringing its own companions."""
-    owner = {"campaign": "Lighthouse Tours"}
-    coastal = [
-        metric(name="Coastal cost per enquiry", content="", metadata={"kpi": "CPL", **owner}),
-        metric(name="Harbour CTR", content="", metadata={"kpi": "CTR", **owner}),
+    owner = {"campaign": "Northwind Bikes"}
+    gravel = [
+        metric(name="Gravel cost per order", content="", metadata={"kpi": "CPA", **owner}),
+        metric(name="Cargo CTR", content="", metadata={"kpi": "CTR", **owner}),
     ]
     other = decision(name="Widen match types", content=NOTE, metadata={"action": "widen"})
-    other.metadata.affected_entities = ["Lighthouse Tours"]  # type: ignore[attr-defined]
-    stored = [campaign(name="Lighthouse Tours", content="tours"), *regional_campaigns(), other]
-    await store.upsert_many("u1", [*stored, *coastal], "s1")  # type: ignore[list-item]
-    found = await retrieve_for_context(store, "u1", "How are the coastal and harbour numbers?")
+    other.metadata.affected_entities = ["Northwind Bikes"]  # type: ignore[attr-defined]
+    stored = [campaign(name="Northwind Bikes", content="bikes"), *regional_campaigns(), other]
+    await store.upsert_many("u1", [*stored, *gravel], "s1")  # type: ignore[list-item]
+    found = await retrieve_for_context(store, "u1", "How are the gravel and cargo numbers?")
     names = [e.name for e in found.entities]
-    assert {"Coastal cost per enquiry", "Harbour CTR", "Lighthouse Tours"} <= set(names)
+    assert {"Gravel cost per order", "Cargo CTR", "Northwind Bikes"} <= set(names)
     assert "Widen match types" not in names
-    one = await retrieve_for_context(store, "u1", "Harbour CTR this week?")
-    assert "Lighthouse Tours" not in [e.name for e in one.entities]  # one entity is no evidence
+    one = await retrieve_for_context(store, "u1", "Cargo CTR this week?")
+    assert "Northwind Bikes" not in [e.name for e in one.entities]  # one entity is no evidence
+
+
+async def test_owner_campaigns_never_push_out_the_entities_that_brought_them(
+    store: EntityStore,
+) -> None:
+    both = ["Cedar Search", "Dune Search"]
+    pacing = [
+        decision(name=f"Rebalance {when} pacing", content=NOTE, metadata={"action": "rebalance"})
+        for when in ("weekend", "evening")
+    ]
+    for d in pacing:
+        d.metadata.affected_entities = list(both)  # type: ignore[attr-defined]
+    loose = metric(name="Pacing share", content="", metadata={"kpi": "pacing share"})
+    stored = [campaign(name=n, content="search") for n in both]
+    await store.upsert_many("u1", [*stored, *pacing, loose, preference()], "s1")  # type: ignore[list-item]
+    task = "How did the rebalance of pacing go?"
+    rebalances = {"Rebalance weekend pacing", "Rebalance evening pacing"}
+    for limit, owners in ((3, 0), (4, 1), (6, 2)):
+        names = [e.name for e in (await retrieve_for_context(store, "u1", task, limit)).entities]
+        assert len(names) <= limit and rebalances <= set(names), (limit, names)
+        assert sum(n in both for n in names) == owners, (limit, names)
 
 
 async def test_companions_stay_within_the_limit(store: EntityStore) -> None:

@@ -60,8 +60,8 @@ FALLBACK_ENTITIES = 3
 #: What a chosen campaign brings along, at most, per kind.
 COMPANIONS: dict[str, int] = {"metric": 5, "decision": 3, "pain_point": 3}
 #: A campaign that this many of the task's own entities are linked to is what the task is
-#: about even when the task calls it something else ("the coastal numbers" for a campaign
-#: named "Lighthouse Tours" whose metrics say "Coastal"): it takes a place among them, ahead of
+#: about even when the task calls it something else ("the gravel numbers" for a campaign
+#: named "Northwind Bikes" whose metrics say "Gravel"): it takes a place among them, ahead of
 #: the weakest, so the block can group them under it. At most OWNERS_MAX such campaigns.
 OWNER_LINKS = 2
 OWNERS_MAX = 2
@@ -123,20 +123,38 @@ def _companions(sig: Signals, campaigns: Sequence[str], taken: set[int]) -> list
 def _owners(sig: Signals, core: Sequence[int]) -> list[int]:
     """Campaigns (indices) not among `core` that OWNER_LINKS or more of it are linked to, the
     most linked first (then by score)."""
+    entries = sig.entries
     count: dict[str, int] = {}
     for i in core:
-        for campaign in sig.entries[i].links or ():
+        for campaign in entries[i].links or ():
             count[campaign] = count.get(campaign, 0) + 1
     wanted = {c for c, n in count.items() if n >= OWNER_LINKS}
-    if not wanted:
+    wanted -= {entries[i].id for i in core if entries[i].type == "campaign"}
+    if not wanted:  # the usual case: no scan of the index
         return []
-    found = [
-        i
-        for i, e in enumerate(sig.entries)
-        if e.type == "campaign" and e.id in wanted and i not in core
-    ]
-    found.sort(key=lambda i: (-count[sig.entries[i].id], sig.key(i)))
+    found = [i for i, e in enumerate(entries) if e.type == "campaign" and e.id in wanted]
+    found.sort(key=lambda i: (-count[entries[i].id], sig.key(i)))
     return found[:OWNERS_MAX]
+
+
+def _with_owners(sig: Signals, core: list[int], room: int, reserved: Sequence[int]) -> list[int]:
+    """`core` with its owner campaigns, within `room`: an owner takes a free place or that of
+    the weakest entry linked to no owner, so what brought it always stays."""
+    owners = [i for i in _owners(sig, core) if i not in reserved]
+    owned = {sig.entries[i].id for i in owners}
+    out = list(core)
+    for owner in owners:
+        if len(out) >= room:
+            spare = [
+                i
+                for i in out
+                if i not in owners and not owned.intersection(sig.entries[i].links or ())
+            ]
+            if not spare:
+                break
+            out.remove(spare[-1])
+        out.append(owner)
+    return out
 
 
 def choose(sig: Signals, limit: int) -> Selection:
@@ -170,8 +188,7 @@ def choose(sig: Signals, limit: int) -> Selection:
     core = [i for i in sig.best(relevant, limit) if i not in reserved][:room]
     # Only the task's own campaigns bring companions; an owner came for what is already here.
     campaigns = [entries[i].id for i in core if entries[i].type == "campaign"]
-    if owners := [i for i in _owners(sig, core) if i not in reserved]:
-        core = core[: max(0, room - len(owners))] + owners
+    core = _with_owners(sig, core, room, reserved)
     if not core:
         fallback = FALLBACK_REASON
         others = [i for i, e in enumerate(entries) if e.type not in ALWAYS_INJECT]
