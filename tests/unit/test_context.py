@@ -95,7 +95,7 @@ def test_metrics_show_value_target_and_trend_grouped_by_campaign() -> None:
 
 
 def test_a_long_series_keeps_its_first_observation_and_the_latest() -> None:
-    """A "since we started" question needs the baseline; the block stays bounded."""
+    """A question about the whole period needs the baseline; the block stays bounded."""
     values = [60, 58, 55, 71, 50, 47, 44, 41]
     history = [
         {"value": v, "at": (20_000 + 7 * i) * DAY_MS, "sessionId": "s"}
@@ -116,6 +116,17 @@ def test_a_value_the_series_does_not_end_on_is_shown() -> None:
     alone = {"kpi": "CPA", "value": 39, "unit": "USD"}
     text = assemble_entity_context([{**ent("metric", "Alpha CPA", "cpa"), "metadata": alone}])
     assert "[value $39]" in text
+
+
+def test_a_series_is_dated_and_ordered_by_when_each_value_was_measured() -> None:
+    """A value said later about an earlier month stands at that month, not at its write."""
+    history = [
+        {"value": 47, "at": 20_000 * DAY_MS},
+        {"value": 60, "at": 20_010 * DAY_MS, "observedOn": "2024-09-01"},
+    ]
+    meta = {"kpi": "CPA", "value": 47, "unit": "USD", "history": history}
+    text = assemble_entity_context([{**ent("metric", "Alpha CPA", "cpa"), "metadata": meta}])
+    assert "[$60 (2024-09-01) -> $47 (2024-10-04) improving]" in text
 
 
 def test_resolved_pain_points_are_left_out_unless_the_task_is_about_them() -> None:

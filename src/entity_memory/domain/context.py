@@ -5,8 +5,8 @@ with what an agent needs to act on a memory rather than merely read it:
 
 - each entity says when it was true ("as of" its last update), so old facts read as old;
 - a metric shows its value, target and its dated series (the first observation, then the last
-  few, improving or worsening from first to last by the KPI's direction), so "since January"
-  and "in peak season against now" read off the block; metrics of one campaign stand together;
+  few, improving or worsening from first to last by the KPI's direction), so "since the first
+  quarter" and "at its peak against now" read off the block; metrics of one campaign stand together;
 - a decision on a campaign shows its measured outcome where the memory holds it: that campaign's
   metric before and after the decision ("since 2026-05-03: CPA $52 -> $41 improving");
 - a resolved pain point is left out, unless the task is about it (then it is marked resolved);
@@ -62,14 +62,26 @@ def _unit(meta: Mapping[str, Any]) -> str | None:
     return str(meta["unit"]) if meta.get("unit") else None
 
 
-def _series(values: list[tuple[float, Any]], kpi: str, unit: str | None) -> str:
-    """`$31 (2026-01-06) -> $38 (2026-02-10) -> $27 (2026-06-09) improving`: the observations
-    (value, at) with their dates (first and latest, SERIES_SHOWN at most), then the direction."""
+def _dated(history: Any) -> list[tuple[float, str | None]]:
+    """A metric's observations as (value, date), in date order: the date it was measured
+    where the conversation said (`observedOn`), else the day it was written."""
+    points = [
+        (h["value"], h.get("observedOn") or _date(h.get("at")))
+        for h in history or []
+        if isinstance(h, Mapping) and isinstance(h.get("value"), int | float)
+    ]
+    if all(day for _, day in points):
+        points.sort(key=lambda p: str(p[1]))  # ISO dates; stable for one day's values
+    return points
+
+
+def _series(values: list[tuple[float, str | None]], kpi: str, unit: str | None) -> str:
+    """`$31 (2026-01-06) -> $38 (2026-02-10) -> $27 (2026-06-09) improving`: the dated
+    observations (first and latest, SERIES_SHOWN at most), then the direction."""
     if len(values) < 2:
         return ""
     shown = [
-        f"{amount(value, unit)} ({day})" if (day := _date(at)) else amount(value, unit)
-        for value, at in values
+        f"{amount(value, unit)} ({day})" if day else amount(value, unit) for value, day in values
     ]
     if len(shown) > SERIES_SHOWN:
         shown = [shown[0], "...", *shown[-(SERIES_SHOWN - 1) :]]
@@ -83,11 +95,7 @@ def _metric_facts(meta: Mapping[str, Any]) -> str:
     holds; `value $41` too when there is no series, or when the value is not its last
     observation (a client write that set `value` alone)."""
     unit = _unit(meta)
-    values = [
-        (h["value"], h.get("at"))
-        for h in meta.get("history") or []
-        if isinstance(h.get("value"), int | float)
-    ]
+    values = _dated(meta.get("history"))
     series = _series(values, str(meta.get("kpi", "")), unit)
     parts = []
     value = meta.get("value")
