@@ -15,7 +15,7 @@ and the ledger (`GET .../history`): which version numbers it holds, which are mi
 were recorded more than once (two writers that read the same version both write version + 1).
 Part 3: `--same-clients` clients mention ONE pain point `--same-rounds` times each, from
 separate sessions: its `frequency` must equal the mentions.
-Part 4: `POST /expired` raced against writers. `--expired` metrics are written 40 days back
+Part 4: `POST /expired` raced against writers. `--expired` metrics are written past their TTL
 (the clock pinned with `X-Entity-Memory-Now`) and their KV documents deleted, as KV's TTL
 would; then `--clients` clients write `--race-batches` batches of new entities while another
 client reports each expired metric to `/expired` three times. Measured right after the last
@@ -46,6 +46,7 @@ import httpx
 from tests.e2e.hostproc import Host, start_host
 
 from bench.load import check_loopback, percentile
+from entity_memory.settings import DEFAULT_TTL_DAYS
 
 USER = "conc-user"
 
@@ -220,8 +221,9 @@ def expiring_metric(i: int) -> dict[str, Any]:
 
 
 async def plant_expired(client: httpx.AsyncClient, host: Host, user: str, n: int) -> list[str]:
-    """`n` metrics written 40 days ago (metrics live 30) whose KV documents are gone."""
-    past = (datetime.now(UTC) - timedelta(days=40)).isoformat().replace("+00:00", "Z")
+    """`n` metrics written longer ago than a metric lives whose KV documents are gone."""
+    days = DEFAULT_TTL_DAYS["metric"] + 10
+    past = (datetime.now(UTC) - timedelta(days=days)).isoformat().replace("+00:00", "Z")
     body = {"session_id": "old", "entities": [expiring_metric(i) for i in range(n)]}
     resp = await client.put(
         f"/v1/users/{user}/entities", json=body, headers={"x-entity-memory-now": past}
