@@ -1,7 +1,7 @@
 """The dev set's expected entities stored session by session, as a perfect extractor would.
 
 `bench_retrieval` stores each scenario's final rows at once; a probe that asks how a metric
-moved ("since January") then finds only its last value, because no earlier one was ever
+moved ("since the first quarter") then finds only its last value, because no earlier one was ever
 written. Here every session's `expect_entities` are upserted in order, on the clock of that
 session, so metrics build their history and entities their versions as with a real
 extractor: what the block shows of a trend is measured, not just the last state. A metric's
@@ -23,7 +23,7 @@ from entity_memory.storage.store import EntityStore
 #: metrics, stated preferences).
 IMPORTANCE = {"high": 0.8, "medium": 0.5, "low": 0.3}
 #: "$1,290", "61%", "3.2x", "14": a currency sign, the number, a unit straight after it (never
-#: a part of a range such as "400-600").
+#: a part of a range such as "10-20").
 _NUMBER = re.compile(
     r"(?<![\d.,-])(?P<cur>[$€£])?\s?(?P<num>\d[\d,]*(?:\.\d+)?)(?![\d.])(?P<unit>%|x\b)?"
     r"(?!\s*-\s*\d)"
@@ -36,8 +36,8 @@ def epoch_ms(iso: str) -> int:
 
 def metric_value(facts: list[str]) -> dict[str, Any]:
     """`value` and `unit` from the first number (not a range) that has a unit (a currency,
-    % or x), else the first number: "112 leads; about $47 each" is a $47 cost per lead, the
-    112 a count beside it."""
+    % or x), else the first number: "80 orders; about $12 each" is a $12 cost per order, the
+    80 a count beside it."""
     found: list[dict[str, Any]] = []
     for fact in facts:
         for m in _NUMBER.finditer(str(fact)):

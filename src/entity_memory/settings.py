@@ -49,8 +49,8 @@ DAY_SECONDS = 24 * 60 * 60
 #: Per-type TTL defaults in days (SPEC best practice 5; decisions are kept longer for audit).
 #: A metric lives as long as its campaign and as long as recency still ranks it (180 days),
 #: not the SPEC's example of 30: each write refreshes the TTL, so at 30 days a metric the
-#: client did not mention for a month vanished with its history, and "has CPA come down
-#: since January?" found nothing to compare (the SPEC's use case of cross-session trends).
+#: client did not mention for a month vanished with its history, and "is CPA lower than in
+#: the first quarter?" found nothing to compare (the SPEC's use case of cross-session trends).
 #: Measured on the dev sessions stored in turn (bench_retrieval, hybrid, probes in date
 #: order): hit@10 0.783 -> 0.855, context contains 0.761 -> 0.848. Old values still rank
 #: lower by recency, and the block dates each one.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from entity_memory.domain.keys import index_key
+from entity_memory.domain.models import RankEntry, RankIndex
 from entity_memory.service.retrieval import retrieve_for_context
 from entity_memory.settings import Settings
 from entity_memory.storage.index_snapshots import IndexSnapshots
@@ -29,6 +30,18 @@ async def test_an_unchanged_index_is_parsed_once_and_still_read_from_kv_each_tim
     assert again is first
     assert kv.reads == reads + 1  # KV answers every request; only the parse is saved
     assert (snapshots.hits, snapshots.misses) == (1, 1)
+
+
+async def test_a_reader_parses_only_what_ranking_reads(kv: CountingKV, clock: Clock) -> None:
+    """Context requests parse `RankEntry`s (the writer's fields left out), with or without the
+    isolate's snapshots; the writer's own read keeps every field."""
+    await EntityStore(kv, Settings(), clock).upsert_many("u", [campaign(), metric()], "s1")
+    for store in (reader(kv, clock, IndexSnapshots()), EntityStore(kv, Settings(), clock)):
+        index = await store.read_index_shared("u")
+        assert type(index) is RankIndex and {type(e) for e in index.entries} == {RankEntry}
+        assert [e.links for e in index.entries] == [None, ["campaign-alpha"]]
+    full = await EntityStore(kv, Settings(), clock).read_index("u")
+    assert [e.kpi for e in full.entries] == [None, "CPA"] and full.entries[1].version == 1
 
 
 async def test_a_write_between_requests_is_seen_by_the_next_context(
