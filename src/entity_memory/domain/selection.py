@@ -10,7 +10,8 @@ recency; selection decides what is worth a place, reading index entries only:
 - for each chosen campaign, the entities linked to it (domain/links.py): its metrics, its most
   recent decisions and its open pain points, in the slots left;
 - the campaign that two or more of the task's entities are linked to, when the task did not
-  name it (it takes the place of the weakest of them, and brings nothing more along);
+  name it (in a free place or that of the weakest entry linked to no owner, and it brings
+  nothing more along);
 - when nothing reaches the floor (the task names nothing known), the few most important recent
   entities instead, and the selection says so (`fallback`).
 
@@ -61,8 +62,9 @@ FALLBACK_ENTITIES = 3
 COMPANIONS: dict[str, int] = {"metric": 5, "decision": 3, "pain_point": 3}
 #: A campaign that this many of the task's own entities are linked to is what the task is
 #: about even when the task calls it something else ("the gravel numbers" for a campaign
-#: named "Northwind Bikes" whose metrics say "Gravel"): it takes a place among them, ahead of
-#: the weakest, so the block can group them under it. At most OWNERS_MAX such campaigns.
+#: named "Northwind Bikes" whose metrics say "Gravel"): it takes a free place or that of the
+#: weakest entry linked to no owner, so the block can group them under it, and never pushes
+#: out what brought it. At most OWNERS_MAX such campaigns.
 OWNER_LINKS = 2
 OWNERS_MAX = 2
 FALLBACK_REASON = "important_recent"
