@@ -115,10 +115,10 @@ class Resolver:
             entry = stored.with_campaign_id(campaign_id, slug_for(campaign_id))
             if entry is not None:
                 return entry
-        measured = self._same_measurement(item, stored)
+        kpi = metric_kpi(item.name, getattr(item, "metadata", None))
+        measured = None if kpi is None else self._same_measurement(item, kpi, stored)
         if measured is not None:
             return measured
-        kpi = metric_kpi(item.name, getattr(item, "metadata", None))
         for entry in stored.fuzzy_candidates(item.name):
             if kpi is not None or entry.kpi is not None:
                 continue  # a measurement is one by KPI, owner and qualifier (above), not looks
@@ -134,11 +134,11 @@ class Resolver:
             return names.find(stated) or campaign_key(stated)
         return names.named_in(item.name)
 
-    def _same_measurement(self, item: EntityInputBase, stored: TypeEntries) -> IndexEntry | None:
-        """A stored metric measuring the same thing: canonical KPI, owner and qualifier."""
-        kpi = metric_kpi(item.name, getattr(item, "metadata", None))
-        if kpi is None:
-            return None
+    def _same_measurement(
+        self, item: EntityInputBase, kpi: str, stored: TypeEntries
+    ) -> IndexEntry | None:
+        """A stored metric measuring the same thing (`kpi` is its canonical KPI): the KPI,
+        owner and qualifier."""
         names = self._campaigns()
         owner = self._owner(item, names)
         known = [*names.names.get(owner or "", []), owner or ""]
