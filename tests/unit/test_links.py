@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from entity_memory.domain.index_entries import index_entry_for
-from entity_memory.domain.links import CampaignNames, campaign_key, links_of
+from entity_memory.domain.links import EntityNames, Links, campaign_key, links_of
 from entity_memory.domain.merge import merge
 from entity_memory.storage.store import EntityStore
 from tests.unit.factories import campaign, decision, item, metric, pain_point
@@ -20,18 +20,18 @@ def test_campaign_key_drops_the_generic_words() -> None:
 
 def test_stated_campaign_resolves_by_name_or_alias() -> None:
     stored = entry_of(campaign(name="Greek Islands Packages", aliases=["Greece"]))
-    names = CampaignNames([index_entry_for(stored)])  # type: ignore[arg-type]
+    names = EntityNames([index_entry_for(stored)])  # type: ignore[arg-type]
     by_alias = entry_of(metric(name="Greece CTR", metadata={"kpi": "CTR", "campaign": "greece"}))
-    assert links_of(by_alias, names) == ([stored.id], [])  # type: ignore[attr-defined, arg-type]
+    assert links_of(by_alias, names) == Links([stored.id], [], [])  # type: ignore[attr-defined, arg-type]
 
 
 def test_a_campaign_named_in_the_name_is_evidence_and_no_evidence_stays_unlinked() -> None:
     stored = entry_of(campaign())
-    names = CampaignNames([index_entry_for(stored)])  # type: ignore[arg-type]
+    names = EntityNames([index_entry_for(stored)])  # type: ignore[arg-type]
     named = entry_of(metric(metadata={"kpi": "CPA", "value": 40}))  # "Alpha CPA"
     account = entry_of(metric(name="Account CPA", metadata={"kpi": "CPA", "value": 40}))
-    assert links_of(named, names)[0] == ["campaign-alpha"]  # type: ignore[arg-type]
-    assert links_of(account, names) == ([], [])  # type: ignore[arg-type]
+    assert links_of(named, names).campaigns == ["campaign-alpha"]  # type: ignore[arg-type]
+    assert links_of(account, names) == Links([], [], [])  # type: ignore[arg-type]
 
 
 async def test_links_are_kept_in_the_index_entries(store: EntityStore) -> None:
@@ -57,3 +57,52 @@ async def test_a_resolved_pain_point_is_marked_in_its_entry(store: EntityStore) 
     await store.upsert_many("u1", [done, pain_point()], "s1")
     resolved = {e.name: e.resolved for e in (await store.read_index("u1")).entries}
     assert resolved == {"Old gap": True, "Conversion tracking gaps": None}
+
+
+def _fix(name: str, *affected: str) -> object:
+    return decision(name=name, metadata={"action": name, "affectedEntities": list(affected)})
+
+
+async def test_a_decision_naming_a_pain_point_addresses_it(store: EntityStore) -> None:
+    fills = item(type="pain_point", name="Fake form fills", aliases=["bot submissions"])
+    fix = _fix("Add a captcha", "Campaign Alpha", "bot submissions")
+    await store.upsert_many("u1", [campaign(), fills, fix], "s1")
+    entries = {e.type: e for e in (await store.read_index("u1")).entries}
+    assert entries["decision"].addresses == ["fake-form-fills"]
+    assert entries["decision"].links == ["campaign-alpha"]
+    assert entries["decision"].pending_links is None
+
+
+async def test_a_problem_named_by_its_distinctive_words_is_the_one_pain_point_holding_them(
+    store: EntityStore,
+) -> None:
+    fills = item(type="pain_point", name="Fake form fills")
+    tracking = item(type="pain_point", name="Form errors on mobile")
+    await store.upsert_many("u1", [fills, tracking], "s1")
+    words = _fix("Block the bots", "fake fills")
+    one_word = _fix("Review the form", "form")  # both pain points have it
+    await store.upsert_many("u1", [words, one_word], "s2")
+    entries = {e.name: e for e in (await store.read_index("u1")).entries}
+    assert entries["Block the bots"].addresses == ["fake-form-fills"]
+    assert entries["Review the form"].addresses is None
+    assert entries["Review the form"].pending_links == ["form"]
+
+
+async def test_a_pain_point_written_later_is_addressed_by_the_decision_that_named_it(
+    store: EntityStore,
+) -> None:
+    await store.upsert_many("u1", [_fix("Add negative keywords", "irrelevant clicks")], "s1")
+    [before] = (await store.read_index("u1")).entries
+    assert before.addresses is None and before.pending_links == ["irrelevant clicks"]
+    await store.upsert_many("u1", [item(type="pain_point", name="Irrelevant clicks")], "s2")
+    after = {e.type: e for e in (await store.read_index("u1")).entries}["decision"]
+    assert after.addresses == ["irrelevant-clicks"] and after.pending_links is None
+
+
+async def test_only_decisions_address_pain_points(store: EntityStore) -> None:
+    """A metric's campaign field naming a pain point is no fix, and stays pending."""
+    leak = {"kpi": "CTR", "value": 2.0, "campaign": "Irrelevant clicks"}
+    await store.upsert_many("u1", [item(type="pain_point", name="Irrelevant clicks")], "s1")
+    await store.upsert_many("u1", [metric(name="Leak CTR", metadata=leak)], "s2")
+    entry = {e.type: e for e in (await store.read_index("u1")).entries}["metric"]
+    assert entry.addresses is None and entry.links is None

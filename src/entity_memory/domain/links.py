@@ -1,17 +1,23 @@
-"""Which campaigns an entity is about, resolved to campaign ids when it is written.
+"""Which campaigns an entity is about, and which pain points a decision addresses, resolved
+to ids when it is written.
 
 Links come only from what is stored: a metric's `campaign`, a decision's `affectedEntities`,
 a pain point's `relatedCampaigns`, each matched to a stored campaign by its name or an alias.
 Where none is stated, a campaign named in the entity's own name ("Alpha CPA") is the evidence;
 an entity that names no campaign stays unlinked. The ids go into the index entry (`links`),
 so ranking brings a campaign's metrics and decisions along without reading their documents.
-A stated name that matches no campaign yet is kept (`pendingLinks`, a few) and linked when a
-campaign of that name is written.
+A name in a decision's `affectedEntities` that is no campaign's but a stored pain point's
+(by name or alias, or as its distinctive words: "fake fills" for "Fake form fills", when no
+other pain point has them) is what the decision was meant to fix: its id goes into
+`addresses`, so a task about the pain point brings the decisions taken against it ("what did
+we do about ...?"). A stated name that matches nothing yet is kept (`pendingLinks`, a few) and
+linked when a campaign or pain point of that name is written.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 
 from entity_memory.domain.models import (
@@ -21,12 +27,17 @@ from entity_memory.domain.models import (
     MetricMetadata,
     PainPointMetadata,
 )
-from entity_memory.domain.text import normalize_name
+from entity_memory.domain.text import normalize_name, tokenize
 from entity_memory.domain.vocab import GENERIC_NAME_WORDS
 
 #: Campaigns one entity links to, and unmatched names it keeps: bounded so entries stay small.
 MAX_LINKS = 5
 MAX_PENDING_LINKS = 3
+#: Pain points one decision addresses.
+MAX_ADDRESSES = 3
+#: Distinct terms a stated problem needs before its words alone (not its whole name) may match
+#: a pain point: one shared word ("calls") says nothing about which problem is meant.
+MIN_MATCHING_TERMS = 2
 #: Longest campaign name, in words, looked for inside an entity's name.
 _MAX_NAME_WORDS = 6
 
@@ -55,14 +66,15 @@ def stated_campaigns(entity: BaseEntity) -> list[str]:
     return []
 
 
-class CampaignNames:
-    """Every stored campaign's name and aliases, by `campaign_key`, to its id."""
+class EntityNames:
+    """Every stored campaign's (or pain point's) name and aliases, by `campaign_key`, to its
+    id."""
 
-    def __init__(self, entries: Iterable[IndexEntry]) -> None:
+    def __init__(self, entries: Iterable[IndexEntry], entity_type: str = "campaign") -> None:
         self.ids: dict[str, str] = {}
         self.names: dict[str, list[str]] = {}
         for entry in entries:
-            if entry.type != "campaign":
+            if entry.type != entity_type:
                 continue
             for name in (entry.name, *entry.aliases):
                 key = campaign_key(name)
@@ -83,46 +95,112 @@ class CampaignNames:
                     return found
         return None
 
+    def holding_words(self, name: str) -> str | None:
+        """The one id whose name or alias holds every term of `name`, or whose name's terms
+        `name` all holds (MIN_MATCHING_TERMS at least on the smaller side); None when no or
+        several entities do."""
+        wanted = _terms(name)
+        found = {
+            entity_id for key, entity_id in self.ids.items() if _words_match(wanted, _terms(key))
+        }
+        return found.pop() if len(found) == 1 else None
 
-def links_of(entity: BaseEntity, names: CampaignNames) -> tuple[list[str], list[str]]:
-    """(the ids of the campaigns `entity` is about, the stated names no campaign matched)."""
+
+@lru_cache(maxsize=8192)
+def _terms(name: str) -> frozenset[str]:
+    """A name's matching terms. Cached: every write that states a problem compares it with
+    every stored pain point's names, which rarely change."""
+    return frozenset(tokenize(name))
+
+
+def _words_match(a: frozenset[str], b: frozenset[str]) -> bool:
+    small, large = (a, b) if len(a) <= len(b) else (b, a)
+    return len(small) >= MIN_MATCHING_TERMS and small <= large
+
+
+@dataclass(frozen=True)
+class Links:
+    """What one written entity is linked to."""
+
+    campaigns: list[str]
+    #: Stated names nothing matched yet (normalised).
+    pending: list[str]
+    #: The pain points a decision addresses.
+    addresses: list[str]
+
+
+def links_of(entity: BaseEntity, names: EntityNames, pains: EntityNames | None = None) -> Links:
+    """The campaigns `entity` is about, the pain points it addresses (a decision; `pains`
+    names the stored ones) and the stated names nothing matched."""
     if entity.type in ("campaign", "preference"):
-        return [], []
+        return Links([], [], [])
     ids: list[str] = []
     pending: list[str] = []
+    addresses: list[str] = []
     for name in stated_campaigns(entity):
         found = names.find(name)
+        pain = _pain_named(name, pains) if entity.type == "decision" and not found else None
         if found is not None and found not in ids:
             ids.append(found)
-        elif found is None and campaign_key(name) and campaign_key(name) not in pending:
+        elif pain is not None and pain not in addresses:
+            addresses.append(pain)
+        elif found is None and pain is None and campaign_key(name) not in ("", *pending):
             pending.append(campaign_key(name))
     if not ids:
         named = names.named_in(entity.name)
         if named is not None:
             ids.append(named)
-    return ids[:MAX_LINKS], pending[:MAX_PENDING_LINKS]
+    return Links(ids[:MAX_LINKS], pending[:MAX_PENDING_LINKS], addresses[:MAX_ADDRESSES])
 
 
-def set_links(entry: IndexEntry, links: Sequence[str], pending: Sequence[str]) -> None:
-    entry.links = list(links) or None
-    entry.pending_links = list(pending) or None
+def _pain_named(name: str, pains: EntityNames | None) -> str | None:
+    if pains is None:
+        return None
+    return pains.find(name) or pains.holding_words(name)
+
+
+def set_links(entry: IndexEntry, links: Links) -> None:
+    entry.links = list(links.campaigns) or None
+    entry.pending_links = list(links.pending) or None
+    if entry.type == "decision":
+        entry.addresses = list(links.addresses) or None
 
 
 def link_entries(
     entries: Sequence[IndexEntry], written: Sequence[tuple[IndexEntry, BaseEntity]]
 ) -> None:
-    """Set the links of the `written` entries (against every campaign in `entries`, the batch's
-    own included), and link older entries whose pending names a written campaign now has."""
-    names = CampaignNames(entries)
+    """Set the links of the `written` entries (against every campaign and pain point in
+    `entries`, the batch's own included), and link older entries whose pending names a
+    written campaign or pain point now has."""
+    names = EntityNames(entries)
+    pains = EntityNames(entries, "pain_point")
     for entry, entity in written:
-        set_links(entry, *links_of(entity, names))
+        set_links(entry, links_of(entity, names, pains))
     campaigns = {entity.id for _, entity in written if entity.type == "campaign"}
-    if not campaigns:
+    painful = {entity.id for _, entity in written if entity.type == "pain_point"}
+    if not campaigns and not painful:
         return
     for entry in entries:
         if not entry.pending_links:
             continue
         found = [names.ids[k] for k in entry.pending_links if names.ids.get(k) in campaigns]
-        if found:
-            kept = [k for k in entry.pending_links if names.ids.get(k) not in campaigns]
-            set_links(entry, list(dict.fromkeys([*(entry.links or []), *found]))[:MAX_LINKS], kept)
+        fixes = [
+            p
+            for k in entry.pending_links
+            if painful and entry.type == "decision" and (p := _pain_named(k, pains)) in painful
+        ]
+        if not found and not fixes:
+            continue
+        kept = [
+            k
+            for k in entry.pending_links
+            if names.ids.get(k) not in campaigns and _pain_named(k, pains) not in fixes
+        ]
+        set_links(
+            entry,
+            Links(
+                list(dict.fromkeys([*(entry.links or []), *found]))[:MAX_LINKS],
+                kept,
+                list(dict.fromkeys([*(entry.addresses or []), *fixes]))[:MAX_ADDRESSES],
+            ),
+        )

@@ -315,6 +315,9 @@ class RankEntry(CamelModel):
     #: `affectedEntities`, a pain point's `relatedCampaigns`, resolved by name and alias when
     #: written), so ranking brings a campaign's metrics and decisions without reading them.
     links: list[str] | None = None
+    #: A decision's: ids of the pain points it was meant to fix (named in its
+    #: `affectedEntities`), so a task about the pain point brings it along.
+    addresses: list[str] | None = None
     #: True for a resolved pain point (absent while open): always-injected means open.
     resolved: bool | None = None
 

@@ -16,7 +16,7 @@ from functools import lru_cache
 
 from entity_memory.domain.keys import slug_for
 from entity_memory.domain.kpi import metric_kpi, qualifier
-from entity_memory.domain.links import CampaignNames, campaign_key
+from entity_memory.domain.links import EntityNames, campaign_key
 from entity_memory.domain.models import EntityInputBase, IndexEntry
 from entity_memory.domain.text import costs_per_thing, normalize_name, tokenize
 from entity_memory.domain.vocab import CHANNEL_TERMS, GENERIC_NAME_WORDS, KPI_TERMS
@@ -82,7 +82,7 @@ class Resolver:
 
     def __init__(self, entries: Sequence[IndexEntry]) -> None:
         self._by_type: dict[str, TypeEntries] = {}
-        self._campaign_names: CampaignNames | None = None
+        self._campaign_names: EntityNames | None = None
         for entry in entries:
             self._file(entry)
 
@@ -93,11 +93,11 @@ class Resolver:
         if entry.type == "campaign":
             self._campaign_names = None
 
-    def _campaigns(self) -> CampaignNames:
+    def _campaigns(self) -> EntityNames:
         """The campaigns' names, built once per batch (again after a new campaign)."""
         if self._campaign_names is None:
             found = self._by_type.get("campaign")
-            self._campaign_names = CampaignNames(found.entries if found else [])
+            self._campaign_names = EntityNames(found.entries if found else [])
         return self._campaign_names
 
     def _find(
@@ -126,7 +126,7 @@ class Resolver:
                 return entry
         return neighbour
 
-    def _owner(self, item: EntityInputBase, names: CampaignNames) -> str | None:
+    def _owner(self, item: EntityInputBase, names: EntityNames) -> str | None:
         """The campaign a metric candidate is about: the id its `campaign` names, else that
         name itself (no such campaign yet), else a campaign its own name names; None: none."""
         stated = item.metadata.campaign  # type: ignore[attr-defined]
