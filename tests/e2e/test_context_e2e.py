@@ -87,3 +87,40 @@ def test_linked_context_over_http(host: Host) -> None:
         assert unrelated["ranking"]["relevant"] == 0
         assert "Numbers first" in {e["name"] for e in unrelated["entities"]}
         assert len(unrelated["entities"]) < len(STORED)
+
+
+def test_a_pain_point_brings_what_was_done_against_it_over_http(host: Host) -> None:
+    """A decision whose `affectedEntities` names a pain point comes with a task about that
+    pain point, though it shares no word with the task, and stands under it in the block."""
+    user = "/v1/users/e2e-fixes"
+    stored = [
+        {
+            "type": "pain_point",
+            "name": "Fake form fills",
+            "content": "Bots posting the contact form",
+        },
+        {
+            "type": "decision",
+            "name": "Add a captcha",
+            "content": "Agreed in May",
+            "importance": 0.5,
+            "metadata": {"action": "add a captcha", "affectedEntities": ["fake fills"]},
+        },
+        *[
+            {"type": "campaign", "name": f"{r} Search", "content": f"{r} search", "importance": 0.9}
+            for r in REGIONS
+        ],
+    ]
+    with httpx.Client(base_url=host.base_url, timeout=60) as c:
+        put = c.put(f"{user}/entities", json={"session_id": "s1", "entities": stored})
+        assert put.status_code == 200, put.text
+        r = c.post(
+            f"{user}/context", json={"task": "How did we handle the fake fills?", "explain": True}
+        )
+        assert r.status_code == 200, r.text
+        body = r.json()
+        linked = {s["name"]: s["linkedTo"] for s in body["scores"]}
+        assert linked.get("Add a captcha") == "fake-form-fills"
+        lines = body["context"].splitlines()
+        at = next(i for i, line in enumerate(lines) if line.startswith("- **Fake form fills**"))
+        assert lines[at + 1].startswith("  - decision **Add a captcha**")

@@ -239,3 +239,16 @@ def test_linked_entities_stand_under_their_campaign() -> None:
     ]
     assert "### Historical Metrics" not in text  # its only metric stands under the campaign
     assert "- **Cap the account**: $300 a day" in lines  # unlinked: in its own section
+
+
+def test_a_decision_stands_under_the_pain_point_it_addresses() -> None:
+    fills = {**ent("pain_point", "Fake form fills", "bots posting"), "id": "fills"}
+    captcha = {**ent("decision", "Add a captcha", "since May"), "id": "captcha"}
+    other = {**ent("decision", "Cap the account", "$300 a day"), "id": "cap"}
+    text = assemble_entity_context([captcha, other, fills], addresses={"captcha": ["fills"]})
+    lines = text.splitlines()
+    at = lines.index("- **Fake form fills**: bots posting")
+    assert lines[at + 1] == "  - decision **Add a captcha**: since May"
+    assert lines.index("### Prior Decisions") > at + 1
+    assert "- **Cap the account**: $300 a day" in lines  # addresses nothing: its own section
+    assert "- **Add a captcha**: since May" not in lines  # shown once

@@ -231,3 +231,47 @@ def test_standouts_are_few_and_never_replace_the_fallback(clock: Clock) -> None:
     named = choose(signals(entries, "Reread note 7", clock(), similarity), 20)
     assert named.fallback is None
     assert named.relevant <= 1 + STANDOUT_MAX  # note 7, and the few closest
+
+
+#: A fix's content: no word of the tasks below.
+FIX_NOTE = "agreed after going through the account together"
+
+
+def _fix(name: str, problem: str) -> object:
+    """A decision taken against `problem`, sharing no word with the tasks below (less
+    important than the campaigns, so a fallback never picks it on its own)."""
+    meta = {"action": name, "affectedEntities": [problem]}
+    return decision(name=name, content=FIX_NOTE, importance=0.5, metadata=meta)
+
+
+async def test_a_pain_point_the_task_is_about_brings_what_was_done_against_it(
+    store: EntityStore, clock: Clock
+) -> None:
+    fills = item(type="pain_point", name="Fake form fills", content="bots posting the contact form")
+    other = _fix("Add sitelinks", "Slow landing page")  # addresses another pain point
+    await store.upsert_many(
+        "u1", [fills, pain_point(name="Slow landing page"), *regional_campaigns()], "s1"
+    )  # type: ignore[list-item]
+    await store.upsert_many("u1", [_fix("Hide the phone field", "fake form fills"), other], "s2")
+    clock.advance(DAY)
+    await store.upsert_many("u1", [_fix("Add a captcha", "fake form fills")], "s3")
+    clock.advance(DAY)
+    await store.upsert_many("u1", [_fix("Verify emails first", "fake form fills")], "s4")
+    found = await retrieve_for_context(store, "u1", "How did we handle the fake form fills?")
+    linked = {s.name: s.linked_to for s in found.scores}
+    # the most recent two, under the pain point; not the older one, nor another's fix
+    assert linked.get("Verify emails first") == "fake-form-fills"
+    assert linked.get("Add a captcha") == "fake-form-fills"
+    assert "Hide the phone field" not in linked and "Add sitelinks" not in linked
+    assert found.addresses["verify-emails-first"] == ["fake-form-fills"]
+
+
+async def test_an_always_injected_pain_point_brings_no_decisions(store: EntityStore) -> None:
+    """Only a pain point the task is about brings its fixes: an unrelated task still gets the
+    open pain point (always injected), not what was done about it."""
+    fills = item(type="pain_point", name="Fake form fills")
+    await store.upsert_many("u1", [fills, *regional_campaigns()], "s1")  # type: ignore[list-item]
+    await store.upsert_many("u1", [_fix("Add a captcha", "fake form fills")], "s2")
+    found = await retrieve_for_context(store, "u1", "How is Iberia doing?")
+    names = {e.name for e in found.entities}
+    assert "Fake form fills" in names and "Add a captcha" not in names

@@ -226,10 +226,13 @@ _KIND = {"metric": "metric", "decision": "decision", "pain_point": "pain point"}
 
 
 def _groups(
-    grouped: dict[str, list[Mapping[str, Any]]], links: Mapping[str, Sequence[str]]
+    grouped: dict[str, list[Mapping[str, Any]]],
+    links: Mapping[str, Sequence[str]],
+    addresses: Mapping[str, Sequence[str]],
 ) -> dict[str, list[Mapping[str, Any]]]:
-    """Campaign id -> the metrics, decisions and pain points shown under it (each under the
-    first of its linked campaigns in the block), taken out of their own sections."""
+    """ "campaign:<id>" -> the metrics, decisions and pain points shown under it (each under
+    the first of its linked campaigns in the block), and "pain_point:<id>" -> the decisions
+    taken against it that no campaign shows, taken out of their own sections."""
     shown = {str(c.get("id")) for c in grouped.get("campaign", [])[:ITEMS_PER_TYPE]}
     under: dict[str, list[Mapping[str, Any]]] = {}
     for entity_type in _KIND:
@@ -237,10 +240,19 @@ def _groups(
         for item in grouped.get(entity_type, []):
             linked = [c for c in links.get(f"{entity_type}:{item.get('id')}", ()) if c in shown]
             if linked:
-                under.setdefault(linked[0], []).append(item)
+                under.setdefault(f"campaign:{linked[0]}", []).append(item)
             else:
                 kept.append(item)
         grouped[entity_type] = kept
+    pains = {str(p.get("id")) for p in grouped.get("pain_point", [])[:ITEMS_PER_TYPE]}
+    kept = []
+    for item in grouped.get("decision", []):
+        fixed = [p for p in addresses.get(str(item.get("id")), ()) if p in pains]
+        if fixed:
+            under.setdefault(f"pain_point:{fixed[0]}", []).append(item)
+        else:
+            kept.append(item)
+    grouped["decision"] = kept
     return under
 
 
@@ -256,18 +268,20 @@ def assemble_entity_context(
     max_tokens: int = 4000,
     task: str = "",
     links: Mapping[str, Sequence[str]] | None = None,
+    addresses: Mapping[str, Sequence[str]] | None = None,
 ) -> str:
     """Group by type in SECTION_ORDER; entities keep the order given (rank order) within a type.
 
     `links` ("type:id" -> campaign ids) lists a linked metric, decision or pain point under its
-    campaign's line instead of in its own section."""
+    campaign's line instead of in its own section; `addresses` (decision id -> pain point ids)
+    lists a decision under the pain point it was meant to fix."""
     task_terms = set(tokenize(task))
     grouped: dict[str, list[Mapping[str, Any]]] = {}
     for entity in entities:
         grouped.setdefault(str(entity["type"]), []).append(entity)
     metrics = grouped.get("metric", [])
     grouped["pain_point"] = _open(grouped.get("pain_point", []), task_terms)
-    under = _groups(grouped, links or {})
+    under = _groups(grouped, links or {}, addresses or {})
 
     sections = ["<entity_memory>"]
     budget = _Budget(max_tokens)
@@ -285,7 +299,7 @@ def assemble_entity_context(
             if not budget.take(_entry(item, resolved and entity_type == "pain_point", metrics)):
                 break
             lines.append(budget.last)
-            for member in under.get(str(item.get("id")), []) if entity_type == "campaign" else []:
+            for member in under.get(f"{entity_type}:{item.get('id')}", []):
                 kind = str(member.get("type"))
                 member_resolved = kind == "pain_point" and bool(
                     (member.get("metadata") or {}).get("resolved")

@@ -93,7 +93,8 @@ class Score:
     #: The two signals behind relevance; semantic is None without vectors (lexical only).
     lexical: float = 0.0
     semantic: float | None = None
-    #: The chosen campaign this entity came with (selection's companions); None: on its own.
+    #: The chosen campaign this entity came with (selection's companions), or the pain point a
+    #: decision addresses; None: on its own.
     linked_to: str | None = None
 
     def to_json_dict(self) -> dict[str, object]:

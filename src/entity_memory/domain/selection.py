@@ -9,6 +9,8 @@ recency; selection decides what is worth a place, reading index entries only:
   of `limit` is theirs, the rest of their places come after the task's own entities);
 - for each chosen campaign, the entities linked to it (domain/links.py): its metrics, its most
   recent decisions and its open pain points, in the slots left;
+- for each pain point the task is about, the most recent decisions taken against it (those
+  whose `affectedEntities` name it), in the slots still left;
 - the campaign that two or more of the task's entities are linked to, when the task did not
   name it (in a free place or that of the weakest entry linked to no owner, and it brings
   nothing more along);
@@ -25,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from itertools import zip_longest
 
+from entity_memory.domain.models import RankEntry
 from entity_memory.domain.ranking import (
     ALWAYS_INJECT,
     ALWAYS_INJECT_PER_TYPE,
@@ -67,6 +70,9 @@ COMPANIONS: dict[str, int] = {"metric": 5, "decision": 3, "pain_point": 3}
 #: out what brought it. At most OWNERS_MAX such campaigns.
 OWNER_LINKS = 2
 OWNERS_MAX = 2
+#: Decisions a pain point the task is about brings along, the most recent first: what was
+#: last tried against it.
+FIXES_PER_PAIN = 2
 FALLBACK_REASON = "important_recent"
 #: The always-injected preferences and open pain points are sure of a third of the limit (one
 #: of each type at least, half the limit at most); the rest of their places come after the
@@ -83,6 +89,8 @@ class Selection:
     fallback: str | None = None
     #: (type, id) -> the campaign ids it is linked to, for the chosen entities with links.
     links: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    #: decision id -> the ids of the chosen pain points it addresses.
+    addresses: dict[str, list[str]] = field(default_factory=dict)
 
 
 def _always(sig: Signals) -> list[int]:
@@ -122,6 +130,24 @@ def _companions(sig: Signals, campaigns: Sequence[str], taken: set[int]) -> list
     return out
 
 
+def _fixes(sig: Signals, pains: Sequence[str], taken: set[int]) -> list[tuple[int, str]]:
+    """(index, pain point id) of the most recent decisions addressing each of `pains`."""
+    if not pains:  # the usual case: no scan of the index
+        return []
+    wanted = set(pains)
+    found: dict[str, list[int]] = {p: [] for p in pains}
+    for i, entry in enumerate(sig.entries):
+        if entry.addresses and i not in taken:
+            first = next((p for p in entry.addresses if p in wanted), None)
+            if first is not None:
+                found[first].append(i)
+    out: list[tuple[int, str]] = []
+    for pain in pains:
+        recent = sorted(found[pain], key=lambda i: (-sig.entries[i].updated_at, sig.key(i)))
+        out += [(i, pain) for i in recent[:FIXES_PER_PAIN]]
+    return out
+
+
 def _owners(sig: Signals, core: Sequence[int]) -> list[int]:
     """Campaigns (indices) not among `core` that OWNER_LINKS or more of it are linked to, the
     most linked first (then by score)."""
@@ -157,6 +183,21 @@ def _with_owners(sig: Signals, core: list[int], room: int, reserved: Sequence[in
             out.remove(spare[-1])
         out.append(owner)
     return out
+
+
+def _linked(
+    entries: Sequence[RankEntry], taken: set[int]
+) -> tuple[dict[tuple[str, str], list[str]], dict[str, list[str]]]:
+    """What the block groups by, for the chosen entities: (type, id) -> linked campaign ids,
+    and decision id -> the chosen pain points it addresses."""
+    links = {(entries[i].type, entries[i].id): entries[i].links for i in taken}
+    pains = {entries[i].id for i in taken if entries[i].type == "pain_point"}
+    fixes = {
+        entries[i].id: [p for p in entries[i].addresses or () if p in pains]
+        for i in taken
+        if entries[i].type == "decision"
+    }
+    return {k: list(v) for k, v in links.items() if v}, {k: v for k, v in fixes.items() if v}
 
 
 def choose(sig: Signals, limit: int) -> Selection:
@@ -201,9 +242,17 @@ def choose(sig: Signals, limit: int) -> Selection:
         for i, campaign in _companions(sig, campaigns, taken)[: room - len(chosen)]:
             chosen.append(replace(sig.score_of(i), linked_to=campaign))
             taken.add(i)
+    about = set(relevant)
+    pains = [
+        entries[i].id
+        for i in sorted(taken, key=sig.key)
+        if i in about and entries[i].type == "pain_point"
+    ]
+    for i, pain in _fixes(sig, pains, taken)[: room - len(chosen)]:
+        chosen.append(replace(sig.score_of(i), linked_to=pain))
+        taken.add(i)
     rest = [i for i in always if i not in taken][: limit - len(chosen) - len(reserved)]
     chosen += [replace(sig.score_of(i), always_injected=True) for i in [*reserved, *rest]]
     taken.update([*reserved, *rest])
     chosen.sort(key=lambda s: -s.score)
-    links = {(entries[i].type, entries[i].id): list(entries[i].links or []) for i in taken}
-    return Selection(chosen, len(relevant), fallback, {k: v for k, v in links.items() if v})
+    return Selection(chosen, len(relevant), fallback, *_linked(entries, taken))

@@ -136,7 +136,9 @@ class ScoreOut(Out):
     lexical: float = Field(description="keyword relevance, 0..1")
     semantic: float | None = Field(description="embedding relevance, 0..1; null: no vector")
     linked_to: str | None = Field(
-        default=None, description="the chosen campaign this entity came with (its id)"
+        default=None,
+        description="the chosen campaign this entity came with, or for a decision the chosen "
+        "pain point it addresses (its id)",
     )
 
 

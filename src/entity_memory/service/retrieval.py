@@ -43,6 +43,8 @@ class Retrieval:
     fallback: str | None = None
     #: (type, id) -> the ids of the campaigns it is linked to, for the chosen entities.
     links: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    #: decision id -> the ids of the chosen pain points it addresses.
+    addresses: dict[str, list[str]] = field(default_factory=dict)
 
 
 async def semantic_similarity(embedder: Embedder | None, index: RankIndex, task: str) -> Similarity:
@@ -99,4 +101,12 @@ async def retrieve_for_context(
         await forget_expired(store, user_id, {(e.type, e.id) for e in expired})
     elif expired and report_expired is not None:
         await report_expired(user_id, sorted((e.type, e.id) for e in expired))
-    return Retrieval(entities, scores, reason, picked.relevant, picked.fallback, picked.links)
+    return Retrieval(
+        entities,
+        scores,
+        reason,
+        picked.relevant,
+        picked.fallback,
+        picked.links,
+        picked.addresses,
+    )
