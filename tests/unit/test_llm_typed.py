@@ -18,6 +18,7 @@ from entity_memory.extraction.llm.typed import (
 from entity_memory.extraction.llm.typed_items import (
     KINDS,
     MAX_ITEMS,
+    DecisionItem,
     MetricItem,
     item_schema,
     to_candidate,
@@ -81,6 +82,17 @@ def test_an_item_becomes_a_candidate_quoting_its_source() -> None:
         "unit": "USD",
         "campaign": "Wheel Workshops",
     }
+
+
+def test_a_decision_names_its_campaign_and_the_problem_it_fixes_as_affected() -> None:
+    """Both become `affectedEntities`: the store links them to the campaign and to the pain
+    point of those names (domain/links.py)."""
+    item = {"quote": "Yes, do it.", "action": "Block the bot traffic", "problem": "fake fills"}
+    with_campaign = {**item, "campaign": "Wheel Workshops"}
+    meta = to_candidate("decision", DecisionItem.model_validate(with_campaign))["metadata"]
+    assert meta["affectedEntities"] == ["Wheel Workshops", "fake fills"]
+    meta = to_candidate("decision", DecisionItem.model_validate(item))["metadata"]
+    assert meta["affectedEntities"] == ["fake fills"]
 
 
 def test_a_looping_reply_is_deduplicated() -> None:

@@ -69,7 +69,8 @@ budget (number: the daily budget, not an amount moved), status ("enabled", "paus
 - metric: kpi (required), value (number: the measured value), target (number: the goal), \
 unit ("USD", "%", "x", ...), campaign (the campaign's name), observedOn (YYYY-MM-DD, when the \
 value was measured, if the conversation says)
-- decision: action (required), rationale, affectedEntities (names), reversible (true/false), \
+- decision: action (required), rationale, affectedEntities (names: the campaigns it changes, \
+and the pain point it is meant to fix, if the conversation says), reversible (true/false), \
 outcome (once known)
 - pain_point: severity ("low", "medium", "high"), frequency (integer >= 1), resolved \
 (true/false), relatedCampaigns (names)

@@ -33,7 +33,7 @@ MAX_ITEMS: dict[str, int] = {
 ITEM_TOKENS: dict[str, int] = {
     "campaign": 45,
     "metric": 50,
-    "decision": 50,
+    "decision": 55,
     "pain_point": 40,
     "preference": 40,
 }
@@ -75,6 +75,8 @@ class MetricItem(_Item):
 class DecisionItem(_Item):
     action: Phrase
     campaign: ShortName | None = None
+    #: The pain point it is meant to fix: linked to it when stored (domain/links.py).
+    problem: ShortName | None = None
 
 
 class PainPointItem(_Item):
@@ -177,7 +179,7 @@ def _fields(kind: str, item: Any, quote: str) -> tuple[str, str, dict[str, Any]]
         }
         return name, f'{name}: "{quote}"', meta
     if kind == "decision":
-        affected = [item.campaign] if item.campaign else []
+        affected = [n for n in (item.campaign, item.problem) if n]
         meta = {"action": item.action, "affectedEntities": affected}
         return _short(item.action), f'Decided: {item.action}. "{quote}"', meta
     if kind == "pain_point":

@@ -31,7 +31,8 @@ strategy (bidding strategy), budget (daily budget, a number), status (enabled, p
 Fields: kpi, value (the measured number), target (the goal number), campaign (its campaign). \
 A target is not a value. An amount spent is a spend, not a CPA.
 - decision: something the user decided, or accepted when the assistant proposed it. Fields: \
-action (what will be done, with its campaign and numbers), campaign.
+action (what will be done, with its campaign and numbers), campaign, problem (the user's \
+problem it is meant to fix, if the conversation says).
 - pain_point: a frustration or recurring problem the USER expressed. Fields: problem (a short \
 name), severity (low, medium, high).
 - preference: how the USER wants to work: communication, analysis, risk or reporting. Fields: \
