@@ -16,6 +16,11 @@ pytestmark = pytest.mark.e2e
 USER = "/v1/users/e2e-linked"
 REGIONS = ("Nordics", "Iberia", "Benelux", "Balkans", "Baltics", "Andes")
 
+#: Campaigns no task below is about.
+REGIONAL: list[dict[str, Any]] = [
+    {"type": "campaign", "name": f"{r} Search", "content": f"{r} search", "importance": 0.9}
+    for r in REGIONS
+]
 ALPHA: dict[str, Any] = {
     "type": "campaign",
     "name": "Campaign Alpha",
@@ -39,10 +44,7 @@ STORED: list[dict[str, Any]] = [
         "importance": 0.8,
         "metadata": {"action": "broad match", "affectedEntities": ["Campaign Alpha"]},
     },
-    *[
-        {"type": "campaign", "name": f"{r} Search", "content": f"{r} search", "importance": 0.9}
-        for r in REGIONS
-    ],
+    *REGIONAL,
     {
         "type": "preference",
         "name": "Numbers first",
@@ -53,8 +55,8 @@ STORED: list[dict[str, Any]] = [
 ]
 
 
-def context(c: httpx.Client, task: str) -> dict[str, Any]:
-    r = c.post(f"{USER}/context", json={"task": task, "explain": True})
+def context(c: httpx.Client, task: str, user: str = USER) -> dict[str, Any]:
+    r = c.post(f"{user}/context", json={"task": task, "explain": True})
     assert r.status_code == 200, r.text
     return r.json()
 
@@ -106,19 +108,12 @@ def test_a_pain_point_brings_what_was_done_against_it_over_http(host: Host) -> N
             "importance": 0.5,
             "metadata": {"action": "add a captcha", "affectedEntities": ["fake fills"]},
         },
-        *[
-            {"type": "campaign", "name": f"{r} Search", "content": f"{r} search", "importance": 0.9}
-            for r in REGIONS
-        ],
+        *REGIONAL,
     ]
     with httpx.Client(base_url=host.base_url, timeout=60) as c:
         put = c.put(f"{user}/entities", json={"session_id": "s1", "entities": stored})
         assert put.status_code == 200, put.text
-        r = c.post(
-            f"{user}/context", json={"task": "How did we handle the fake fills?", "explain": True}
-        )
-        assert r.status_code == 200, r.text
-        body = r.json()
+        body = context(c, "How did we handle the fake fills?", user)
         linked = {s["name"]: s["linkedTo"] for s in body["scores"]}
         assert linked.get("Add a captcha") == "fake-form-fills"
         lines = body["context"].splitlines()
