@@ -230,9 +230,10 @@ def _groups(
     links: Mapping[str, Sequence[str]],
     addresses: Mapping[str, Sequence[str]],
 ) -> dict[str, list[Mapping[str, Any]]]:
-    """ "campaign:<id>" -> the metrics, decisions and pain points shown under it (each under
-    the first of its linked campaigns in the block), and "pain_point:<id>" -> the decisions
-    taken against it that no campaign shows, taken out of their own sections."""
+    """The lines shown under another's, taken out of their own sections: under
+    "campaign:<id>", its metrics, decisions and pain points (each under the first of its
+    linked campaigns in the block); under "pain_point:<id>", the decisions taken against it
+    that no campaign shows."""
     shown = {str(c.get("id")) for c in grouped.get("campaign", [])[:ITEMS_PER_TYPE]}
     under: dict[str, list[Mapping[str, Any]]] = {}
     for entity_type in _KIND:
