@@ -11,6 +11,7 @@ from entity_memory.domain.selection import (
     COMPANIONS,
     FALLBACK_ENTITIES,
     FALLBACK_REASON,
+    RELEVANCE_FLOOR,
     STANDOUT_MAX,
     choose,
 )
@@ -97,6 +98,24 @@ async def test_the_campaign_the_tasks_entities_belong_to_comes_with_them(
     assert "Widen match types" not in names
     one = await retrieve_for_context(store, "u1", "Cargo CTR this week?")
     assert "Northwind Bikes" not in [e.name for e in one.entities]  # one entity is no evidence
+
+
+async def test_one_entity_brings_its_campaign_when_the_task_says_part_of_its_name(
+    store: EntityStore,
+) -> None:
+    """The task's words touch the campaign itself (too little to pass the floor) and one of
+    the task's entities is linked to it: that is the campaign the task is about."""
+    owner = {"campaign": "Northwind Bikes Search"}
+    cargo = metric(name="Cargo cost per order", content="", metadata={"kpi": "CPA", **owner})
+    stored = [campaign(name="Northwind Bikes Search", content="bikes"), *regional_campaigns()]
+    await store.upsert_many("u1", [*stored, cargo], "s1")  # type: ignore[list-item]
+    task = "Cargo orders on the northwind ads cost too much per order this week, what now?"
+    found = await retrieve_for_context(store, "u1", task)
+    assert {"Cargo cost per order", "Northwind Bikes Search"} <= {e.name for e in found.entities}
+    scores = {s.name: s for s in found.scores}
+    assert scores["Northwind Bikes Search"].relevance < RELEVANCE_FLOOR  # came as the owner
+    unrelated = await retrieve_for_context(store, "u1", "Cargo cost per order this week?")
+    assert "Northwind Bikes Search" not in {e.name for e in unrelated.entities}
 
 
 async def test_owner_campaigns_never_push_out_the_entities_that_brought_them(

@@ -65,9 +65,10 @@ FALLBACK_ENTITIES = 3
 COMPANIONS: dict[str, int] = {"metric": 5, "decision": 3, "pain_point": 3}
 #: A campaign that this many of the task's own entities are linked to is what the task is
 #: about even when the task calls it something else ("the gravel numbers" for a campaign
-#: named "Northwind Bikes" whose metrics say "Gravel"): it takes a free place or that of the
-#: weakest entry linked to no owner, so the block can group them under it, and never pushes
-#: out what brought it. At most OWNERS_MAX such campaigns.
+#: named "Northwind Bikes" whose metrics say "Gravel"); one is enough when the task holds a
+#: word of the campaign's name ("the northwind cargo orders"). It takes a free place or that
+#: of the weakest entry linked to no owner, so the block can group them under it, and never
+#: pushes out what brought it. At most OWNERS_MAX such campaigns.
 OWNER_LINKS = 2
 OWNERS_MAX = 2
 #: Decisions a pain point the task is about brings along, the most recent first: what was
@@ -148,19 +149,34 @@ def _fixes(sig: Signals, pains: Sequence[str], taken: set[int]) -> list[tuple[in
     return out
 
 
+def _names_part(sig: Signals, i: int) -> bool:
+    """The task holds a term of entry `i`'s name (the leading keywords are the name's)."""
+    entry = sig.entries[i]
+    if not sig.matched[i]:
+        return False
+    count = entry.name_terms if entry.name_terms is not None else len(entry.keywords)
+    return not sig.matched[i].isdisjoint(entry.keywords[:count])
+
+
 def _owners(sig: Signals, core: Sequence[int]) -> list[int]:
-    """Campaigns (indices) not among `core` that OWNER_LINKS or more of it are linked to, the
-    most linked first (then by score)."""
+    """Campaigns (indices) not among `core` that OWNER_LINKS or more of it are linked to, or
+    one when the task holds a word of the campaign's name, the most linked first (then by
+    score)."""
     entries = sig.entries
     count: dict[str, int] = {}
     for i in core:
         for campaign in entries[i].links or ():
             count[campaign] = count.get(campaign, 0) + 1
-    wanted = {c for c, n in count.items() if n >= OWNER_LINKS}
-    wanted -= {entries[i].id for i in core if entries[i].type == "campaign"}
-    if not wanted:  # the usual case: no scan of the index
+    wanted = set(count) - {entries[i].id for i in core if entries[i].type == "campaign"}
+    if not wanted:  # nothing the task found is linked to a campaign it did not find
         return []
-    found = [i for i, e in enumerate(entries) if e.type == "campaign" and e.id in wanted]
+    found = [
+        i
+        for i, e in enumerate(entries)
+        if e.type == "campaign"
+        and e.id in wanted
+        and (count[e.id] >= OWNER_LINKS or _names_part(sig, i))
+    ]
     found.sort(key=lambda i: (-count[entries[i].id], sig.key(i)))
     return found[:OWNERS_MAX]
 
