@@ -4,6 +4,7 @@ an unrelated task gets preferences and the few most important recent entities, n
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 import httpx
@@ -119,3 +120,35 @@ def test_a_pain_point_brings_what_was_done_against_it_over_http(host: Host) -> N
         lines = body["context"].splitlines()
         at = next(i for i, line in enumerate(lines) if line.startswith("- **Fake form fills**"))
         assert lines[at + 1].startswith("  - decision **Add a captcha**")
+
+
+def test_a_task_naming_a_day_finds_what_was_said_that_day_over_http(host: Host) -> None:
+    """Two decisions on one campaign, said on different days (the client's provenance): the
+    one said on the day the task names ranks first and `explain` shows the day it matched."""
+    user = "/v1/users/e2e-dated"
+
+    def decided(name: str, day: str) -> dict[str, Any]:
+        at = int(datetime.fromisoformat(f"{day}T10:00:00+00:00").timestamp() * 1000)
+        return {
+            "type": "decision",
+            "name": name,
+            "content": "Harbor Tours bids",
+            "metadata": {"action": name},
+            "provenance": [{"excerpt": name, "at": at}],
+        }
+
+    stored = [
+        decided("Lower Harbor Tours bids", "2026-03-03"),
+        decided("Raise Harbor Tours bids", "2026-04-14"),
+        *REGIONAL,
+    ]
+    with httpx.Client(base_url=host.base_url, timeout=60) as c:
+        put = c.put(f"{user}/entities", json={"session_id": "s1", "entities": stored})
+        assert put.status_code == 200, put.text
+        for task, first, day in (
+            ("What did we decide on Harbor Tours bids on 14 April 2026?", "Raise", "2026-04-14"),
+            ("What did we decide on Harbor Tours bids on March 3, 2026?", "Lower", "2026-03-03"),
+        ):
+            body = context(c, task, user)
+            assert body["scores"][0]["name"].startswith(first), body["scores"]
+            assert day in body["scores"][0]["matchedTerms"]

@@ -15,9 +15,11 @@ from entity_memory.domain.models import (
     BaseEntity,
     EntityIndex,
     IndexEntry,
+    MetricMetadata,
     PainPointMetadata,
 )
 from entity_memory.domain.ranking import keywords_for, name_term_count
+from entity_memory.domain.task_dates import iso_day
 
 #: Metadata fields whose values are worth matching on.
 _METADATA_TERMS = (
@@ -38,6 +40,24 @@ def metadata_terms(entity: BaseEntity) -> list[str]:
     return [str(meta[k]) for k in _METADATA_TERMS if isinstance(meta.get(k), str) and meta[k]]
 
 
+#: Days an entry keeps (the newest): enough for "what was said on ...", small in the index.
+MAX_DAYS = 3
+
+
+def days_of(entity: BaseEntity) -> list[str] | None:
+    """The days the entity was said on (its provenance; its first and last write, which are
+    the session's time for an extracted entity and the call's for a client's own write) or
+    measured on (a metric's `observedOn`, current and in its history), newest first."""
+    days = {iso_day(p.at) for p in entity.provenance if p.at}
+    days.update(iso_day(at) for at in (entity.created_at, entity.updated_at) if at)
+    meta = getattr(entity, "metadata", None)
+    if isinstance(meta, MetricMetadata):
+        days.update(h.observed_on for h in meta.history if h.observed_on)
+        if meta.observed_on:
+            days.add(meta.observed_on)
+    return sorted(days, reverse=True)[:MAX_DAYS] or None
+
+
 def index_entry_for(entity: BaseEntity) -> IndexEntry:
     """The entity's entry, unlinked (`place_entries` and reindex link it)."""
     meta = getattr(entity, "metadata", None)
@@ -55,6 +75,7 @@ def index_entry_for(entity: BaseEntity) -> IndexEntry:
         vec_key=embedding_key(entity),
         kpi=metric_kpi(entity.name, meta),
         resolved=True if isinstance(meta, PainPointMetadata) and meta.resolved else None,
+        days=days_of(entity),
     )
 
 

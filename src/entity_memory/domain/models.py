@@ -318,6 +318,10 @@ class RankEntry(CamelModel):
     #: A decision's: ids of the pain points it was meant to fix (named in its
     #: `affectedEntities`), so a task about the pain point brings it along.
     addresses: list[str] | None = None
+    #: The days (YYYY-MM-DD, newest first, a few) the entity was said or measured on: its
+    #: provenance and a metric's `observedOn`, so a task naming a day or month finds what was
+    #: said then (domain/task_dates.py).
+    days: list[str] | None = None
     #: True for a resolved pain point (absent while open): always-injected means open.
     resolved: bool | None = None
 

@@ -18,6 +18,7 @@ from itertools import chain
 from typing import Any
 
 from entity_memory.domain.models import RankEntry
+from entity_memory.domain.task_dates import dates_in
 from entity_memory.domain.text import name_terms, tokenize
 
 RELEVANCE_WEIGHT = 0.6
@@ -120,8 +121,27 @@ def name_term_count(name: str, keywords: Sequence[str]) -> int:
     return sum(1 for t in unique if t in keywords[: len(unique)])
 
 
+def _on_days(entries: Sequence[RankEntry], dates: Sequence[str]) -> list[frozenset[str]]:
+    """For each entry, the task's dates (days or months) it was said or measured on. A month
+    is looked for as its days, so each entry costs one C-level set intersection."""
+    if not dates:
+        return [_NO_TERMS] * len(entries)
+    named: dict[str, str] = {}
+    for token in dates:  # "2023-08-19" is itself; "2023-08" is each of its days
+        days = (
+            [token] if len(token) > len("yyyy-mm") else [f"{token}-{d:02d}" for d in range(1, 32)]
+        )
+        named.update((day, token) for day in days if day not in named)
+    wanted = frozenset(named)
+    out = [_NO_TERMS] * len(entries)
+    for i, e in enumerate(entries):
+        if e.days and not wanted.isdisjoint(e.days):
+            out[i] = frozenset(named[d] for d in wanted.intersection(e.days))
+    return out
+
+
 def _lexical_scores(
-    entries: Sequence[RankEntry], query: Sequence[str]
+    entries: Sequence[RankEntry], query: Sequence[str], dates: Sequence[str] = ()
 ) -> tuple[list[float], list[frozenset[str]], list[bool]]:
     """Each entry's 0..1 BM25 relevance to `query`, the query terms it contains, and whether
     the query holds every term of its name (see `Signals.named`).
@@ -129,6 +149,7 @@ def _lexical_scores(
     Works on the index entry's keyword list alone (name terms first, counted _NAME_BOOST
     times), so ranking never tokenizes stored text at query time. The per-entry work is one
     C-level set intersection; the scoring loop runs only over entries that share a term.
+    A day or month the task names counts too (`_said_on`).
     """
     wanted = frozenset(query)
     # How many leading keywords are the name's (counted for entries written before the field).
@@ -140,16 +161,13 @@ def _lexical_scores(
         len(e.keywords) + (_NAME_BOOST - 1) * n for e, n in zip(entries, n_names, strict=True)
     ]
     matched = [wanted.intersection(e.keywords) for e in entries]
+    on_days = _on_days(entries, dates)
     n_docs = len(entries) or 1
     avg_len = sum(lengths) / n_docs or 1.0
     doc_freq = Counter(chain.from_iterable(matched))
-    # BM25's idf, floored at a small positive value so a term in every doc still counts a bit.
-    idf = {
-        t: max(0.05, math.log(1 + (n_docs - doc_freq[t] + 0.5) / (doc_freq[t] + 0.5)))
-        for t in query
-        if doc_freq[t]
-    }
-    best_possible = sum(idf.values())
+    doc_freq.update(chain.from_iterable(on_days))
+    idf = _idf((*query, *dates), doc_freq, n_docs)
+    best_possible = sum(idf[t] for t in query if t in idf)
     lexicals = [0.0] * len(entries)
     named = [False] * len(entries)
     if not best_possible:
@@ -176,7 +194,40 @@ def _lexical_scores(
             )
             lexical = known[signature] = min(1.0, raw / best_possible)
         lexicals[i] = lexical
+    if dates:
+        _said_on(lexicals, matched, on_days, idf, [x / avg_len for x in lengths], best_possible)
     return lexicals, matched, named
+
+
+def _idf(terms: Iterable[str], doc_freq: Counter[str], n_docs: int) -> dict[str, float]:
+    """BM25's idf of each term some entry has, floored at a small positive value so a term in
+    every entry still counts a bit."""
+    return {
+        t: max(0.05, math.log(1 + (n_docs - doc_freq[t] + 0.5) / (doc_freq[t] + 0.5)))
+        for t in terms
+        if doc_freq[t]
+    }
+
+
+def _said_on(
+    lexicals: list[float],
+    matched: list[frozenset[str]],
+    on_days: list[frozenset[str]],
+    idf: dict[str, float],
+    relative_lengths: list[float],
+    best_possible: float,
+) -> None:
+    """A day or month the task names that an entry was said on counts as one more matching
+    term (weighed like a content term, by how few entries share it), on top of what its words
+    scored: the normalisation stays the words' alone, so a task naming no date ranks as
+    before, and a date only orders what the task's words found, never admits an entry alone."""
+    for i, days in enumerate(on_days):
+        if not days or not matched[i]:
+            continue
+        length_norm = 1 - _B + _B * relative_lengths[i]
+        said = sum(idf[d] for d in days) * min(1.0, _saturate(1, length_norm) / _FULL_MATCH)
+        lexicals[i] = min(1.0, lexicals[i] + said / best_possible)
+        matched[i] = matched[i] | days
 
 
 def _best(
@@ -224,6 +275,7 @@ class Signals:
     and selection read without building a `Score` per entry."""
 
     entries: Sequence[RankEntry]
+    #: The task's terms, then the dates it names (domain/task_dates.py).
     query: list[str]
     lexicals: list[float]
     matched: list[frozenset[str]]
@@ -274,7 +326,8 @@ def signals(
 ) -> Signals:
     """Relevance, importance, recency and the weighted total of every entry for `task`."""
     query = list(dict.fromkeys(tokenize(task)))
-    lexicals, matched, names = _lexical_scores(entries, query)
+    dates = dates_in(task, now_ms)
+    lexicals, matched, names = _lexical_scores(entries, query, dates)
     importances = [min(1.0, max(0.0, e.importance)) for e in entries]
     recencies = recency_scores([e.updated_at for e in entries], now_ms)
     relevances = _relevances(lexicals, semantic)
@@ -286,7 +339,7 @@ def signals(
     similarity = semantic if semantic is not None else [None] * len(entries)
     return Signals(
         entries,
-        query,
+        [*query, *dates],
         lexicals,
         matched,
         names,
