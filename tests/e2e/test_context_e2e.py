@@ -117,6 +117,8 @@ def test_a_pain_point_brings_what_was_done_against_it_over_http(host: Host) -> N
         body = context(c, "How did we handle the fake fills?", user)
         linked = {s["name"]: s["linkedTo"] for s in body["scores"]}
         assert linked.get("Add a captcha") == "fake-form-fills"
+        kinds = {s["name"]: s["linkedType"] for s in body["scores"]}
+        assert kinds["Add a captcha"] == "pain_point"
         lines = body["context"].splitlines()
         at = next(i for i, line in enumerate(lines) if line.startswith("- **Fake form fills**"))
         assert lines[at + 1].startswith("  - decision **Add a captcha**")

@@ -252,3 +252,18 @@ def test_a_decision_stands_under_the_pain_point_it_addresses() -> None:
     assert lines.index("### Prior Decisions") > at + 1
     assert "- **Cap the account**: $300 a day" in lines  # addresses nothing: its own section
     assert "- **Add a captcha**: since May" not in lines  # shown once
+
+
+def test_a_decision_on_a_shown_campaign_stands_under_the_campaign_not_the_pain_point() -> None:
+    alpha = {**ent("campaign", "Campaign Alpha", "on tCPA"), "id": "alpha"}
+    fills = {**ent("pain_point", "Fake form fills", "bots posting"), "id": "fills"}
+    captcha = {**ent("decision", "Add a captcha", "since May"), "id": "captcha"}
+    text = assemble_entity_context(
+        [captcha, fills, alpha],
+        links={"decision:captcha": ["alpha"]},
+        addresses={"captcha": ["fills"]},
+    )
+    lines = text.splitlines()
+    at = lines.index("- **Campaign Alpha**: on tCPA")
+    assert lines[at + 1] == "  - decision **Add a captcha**: since May"
+    assert lines.count("  - decision **Add a captcha**: since May") == 1

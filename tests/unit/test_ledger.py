@@ -276,6 +276,21 @@ async def test_racing_index_writes_lose_an_entry_that_reindex_restores(clock: Cl
     }
 
 
+async def test_reindex_rebuilds_the_entries_an_older_version_wrote(store: EntityStore) -> None:
+    """An entry without `days` was written before they existed: reindex rebuilds it (its
+    keywords, links and days) from the entity, though its `updatedAt` still matches."""
+    await store.upsert_many("u1", [campaign(name="Alpha"), campaign(name="Bravo")], "s1")
+    index = await store.read_index("u1")
+    old = index.entries[0]
+    old.days, old.keywords = None, []
+    await store.write_index("u1", index)
+    stats = await reindex(store, "u1")
+    assert stats["refreshed"] == 1 and stats["entries"] == 2
+    rebuilt = {e.id: e for e in (await store.read_index("u1")).entries}[old.id]
+    assert rebuilt.days and rebuilt.keywords
+    assert (await reindex(store, "u1"))["refreshed"] == 0
+
+
 async def test_reindex_drops_entries_whose_entity_is_gone(
     store: EntityStore, memkv: InMemoryKV
 ) -> None:

@@ -73,36 +73,56 @@ async def test_a_decision_naming_a_pain_point_addresses_it(store: EntityStore) -
     assert entries["decision"].pending_links is None
 
 
-async def test_a_problem_named_by_its_distinctive_words_is_the_one_pain_point_holding_them(
+async def test_a_problem_named_by_some_words_is_the_one_pain_point_holding_them_all(
     store: EntityStore,
 ) -> None:
     fills = item(type="pain_point", name="Fake form fills")
-    tracking = item(type="pain_point", name="Form errors on mobile")
-    await store.upsert_many("u1", [fills, tracking], "s1")
-    words = _fix("Block the bots", "fake fills")
-    one_word = _fix("Review the form", "form")  # both pain points have it
-    await store.upsert_many("u1", [words, one_word], "s2")
+    errors = item(type="pain_point", name="Fake form errors")
+    await store.upsert_many("u1", [fills, errors], "s1")
+    words = _fix("Block the bots", "fake fills")  # only "Fake form fills" holds both words
+    both = _fix("Review the form", "fake form")  # both pain points hold these
+    one_word = _fix("Hide the field", "form")  # a single word names nothing
+    await store.upsert_many("u1", [words, both, one_word], "s2")
     entries = {e.name: e for e in (await store.read_index("u1")).entries}
     assert entries["Block the bots"].addresses == ["fake-form-fills"]
     assert entries["Review the form"].addresses is None
-    assert entries["Review the form"].pending_links == ["form"]
+    assert entries["Hide the field"].addresses is None
+    # Matched by words only, the name stays pending: it may be a campaign's still to come.
+    assert entries["Block the bots"].pending_links == ["fake fills"]
+
+
+async def test_a_word_matched_name_still_links_the_campaign_written_later(
+    store: EntityStore,
+) -> None:
+    pain = item(type="pain_point", name="Brand search cannibalisation")
+    await store.upsert_many("u1", [pain, _fix("Cap the brand bids", "Brand Search")], "s1")
+    await store.upsert_many("u1", [campaign(name="Brand Search")], "s2")
+    entry = {e.type: e for e in (await store.read_index("u1")).entries}["decision"]
+    assert entry.links == ["brand-search"]
+    assert entry.addresses == ["brand-search-cannibalisation"]
+    assert entry.pending_links is None
 
 
 async def test_a_pain_point_written_later_is_addressed_by_the_decision_that_named_it(
     store: EntityStore,
 ) -> None:
-    await store.upsert_many("u1", [_fix("Add negative keywords", "irrelevant clicks")], "s1")
-    [before] = (await store.read_index("u1")).entries
-    assert before.addresses is None and before.pending_links == ["irrelevant clicks"]
-    await store.upsert_many("u1", [item(type="pain_point", name="Irrelevant clicks")], "s2")
-    after = {e.type: e for e in (await store.read_index("u1")).entries}["decision"]
-    assert after.addresses == ["irrelevant-clicks"] and after.pending_links is None
+    fixes = [_fix("Exclude app placements", "app clicks"), _fix("Add a captcha", "bot traffic")]
+    await store.upsert_many("u1", fixes, "s1")
+    before = {e.name: e for e in (await store.read_index("u1")).entries}
+    assert before["Exclude app placements"].pending_links == ["app clicks"]
+    exact = item(type="pain_point", name="App clicks")
+    by_words = item(type="pain_point", name="Bot traffic on display")
+    await store.upsert_many("u1", [exact, by_words], "s2")
+    after = {e.name: e for e in (await store.read_index("u1")).entries}
+    assert after["Exclude app placements"].addresses == ["app-clicks"]
+    assert after["Exclude app placements"].pending_links is None
+    assert after["Add a captcha"].addresses == ["bot-traffic-on-display"]
 
 
 async def test_only_decisions_address_pain_points(store: EntityStore) -> None:
     """A metric's campaign field naming a pain point is no fix, and stays pending."""
-    leak = {"kpi": "CTR", "value": 2.0, "campaign": "Irrelevant clicks"}
-    await store.upsert_many("u1", [item(type="pain_point", name="Irrelevant clicks")], "s1")
+    leak = {"kpi": "CTR", "value": 2.0, "campaign": "App clicks"}
+    await store.upsert_many("u1", [item(type="pain_point", name="App clicks")], "s1")
     await store.upsert_many("u1", [metric(name="Leak CTR", metadata=leak)], "s2")
     entry = {e.type: e for e in (await store.read_index("u1")).entries}["metric"]
     assert entry.addresses is None and entry.links is None

@@ -190,6 +190,7 @@ async def test_store_retrieval_orders_by_relevance_and_explains(
         "lexical",
         "semantic",
         "linkedTo",
+        "linkedType",
     }
 
 

@@ -252,6 +252,30 @@ def test_standouts_are_few_and_never_replace_the_fallback(clock: Clock) -> None:
     assert named.relevant <= 1 + STANDOUT_MAX  # note 7, and the few closest
 
 
+def test_an_older_entry_without_name_terms_is_named_only_by_its_name(clock: Clock) -> None:
+    """Entries written before `nameTerms` existed: the one-link owner rule still needs a word
+    of the campaign's *name* in the task, not any of its keywords."""
+
+    def entry(id: str, type: str, name: str, keywords: list[str], **kw: object) -> IndexEntry:
+        return IndexEntry(
+            id=id, type=type, name=name, importance=0.5, updated_at=clock(), keywords=keywords, **kw
+        )
+
+    entries = [
+        entry("harbor", "campaign", "Harbor Tours", ["harbor", "tour", "sunset", "cruise"]),
+        entry(
+            "cpa", "metric", "Cruise CPA", ["cruise", "cpa", "mobile", "weekend"], links=["harbor"]
+        ),
+        *(entry(f"c{i}", "campaign", f"Region {i}", ["region", str(i)]) for i in range(8)),
+    ]
+    content = signals(entries, "Is the mobile weekend cruise CPA too high?", clock())
+    assert content.relevances[0] < RELEVANCE_FLOOR  # "cruise" is the campaign's content
+    assert "harbor" not in [s.id for s in choose(content, 10).scores]
+    name = signals(entries, "Is the mobile weekend harbor CPA too high?", clock())
+    assert name.relevances[0] < RELEVANCE_FLOOR  # "harbor" is its name: it comes as owner
+    assert "harbor" in [s.id for s in choose(name, 10).scores]
+
+
 #: A fix's content: no word of the tasks below.
 FIX_NOTE = "agreed after going through the account together"
 
@@ -280,6 +304,8 @@ async def test_a_pain_point_the_task_is_about_brings_what_was_done_against_it(
     linked = {s.name: s.linked_to for s in found.scores}
     # the most recent two, under the pain point; not the older one, nor another's fix
     assert linked.get("Verify emails first") == "fake-form-fills"
+    kinds = {s.name: s.linked_type for s in found.scores}
+    assert kinds["Verify emails first"] == "pain_point"
     assert linked.get("Add a captcha") == "fake-form-fills"
     assert "Hide the phone field" not in linked and "Add sitelinks" not in linked
     assert found.addresses["verify-emails-first"] == ["fake-form-fills"]

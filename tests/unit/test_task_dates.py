@@ -24,7 +24,7 @@ NOW = int(datetime(2026, 5, 28, 12, tzinfo=UTC).timestamp() * 1000)
         ("on the 8th of December 2023", ["2023-12-08"]),
         ("Decided 2023-08-19, reviewed in 2024-02", ["2023-08-19", "2024-02"]),
         ("the class she started in December 2023", ["2023-12"]),
-        ("Is it lower than in March and April?", ["2026-03", "2026-04"]),
+        ("Is it higher than in June and July?", ["2025-06", "2025-07"]),
         ("since January", ["2026-01"]),  # the latest January not after now
         ("what we set on 3 June", ["2025-06-03"]),  # this year's 3 June is still to come
         ("2023年8月19日に決めたこと", ["2023-08-19"]),
@@ -39,6 +39,10 @@ def test_the_dates_a_task_names(task: str, dates: list[str]) -> None:
     "task",
     [
         "We may pause it and march on",  # verbs, not months
+        "Which of these 3 may be causing it?",
+        "May I see the numbers?",  # a month alone needs a word that makes it a time
+        "June said the top 5 march ads did well",
+        "on June 31 or 2023-08-00",  # impossible days are no dates, nor their months
         "raise the dec budget",  # an abbreviation alone is too often another word
         "CPA was 2023 dollars over 31 days",
         "What did we decide last week?",  # relative: recency's job
@@ -95,9 +99,20 @@ def test_an_entry_keeps_the_days_it_was_said_and_measured_on() -> None:
     from tests.unit.factories import metric
 
     at = [int(datetime(2023, 8, d, tzinfo=UTC).timestamp() * 1000) for d in range(1, 9)]
-    item = metric(metadata={"kpi": "CPA", "value": 40, "observedOn": "2023-07-30"})
+    item = metric(metadata={"kpi": "CPA", "value": 40})
     item.provenance = [Provenance(excerpt=f"CPA was ${40 + i}", at=t) for i, t in enumerate(at)]
     entity = merge(None, item, "u1", "s1", at[-1]).entity
     days = index_entry_for(entity).days
     assert days is not None and len(days) == MAX_DAYS
     assert days[0] == "2023-08-08" and days == sorted(days, reverse=True)  # the newest
+    measured = metric(metadata={"kpi": "CPA", "value": 40, "observedOn": "2023-09-30"})
+    measured.provenance = [Provenance(excerpt="CPA was $40", at=at[0])]
+    entity = merge(None, measured, "u1", "s1", at[-1]).entity
+    assert index_entry_for(entity).days == ["2023-09-30", "2023-08-01"]  # not the write's day
+
+
+def test_a_client_write_without_provenance_is_said_on_its_day() -> None:
+    from tests.unit.factories import decision
+
+    entity = merge(None, decision(), "u1", "s1", NOW).entity
+    assert index_entry_for(entity).days == ["2026-05-28"]

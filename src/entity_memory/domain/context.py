@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
 from typing import Any
 
 from entity_memory.domain.amounts import amount, plain_number
+from entity_memory.domain.task_dates import iso_day
 from entity_memory.domain.text import estimate_tokens, normalize_name, tokenize
 from entity_memory.domain.trends import trend_of
 
@@ -55,7 +55,7 @@ def neutralise(text: Any) -> str:
 def _date(ms: Any) -> str | None:
     if not isinstance(ms, int | float) or ms <= 0:
         return None
-    return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%d")
+    return iso_day(int(ms))
 
 
 def _unit(meta: Mapping[str, Any]) -> str | None:

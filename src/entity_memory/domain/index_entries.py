@@ -45,16 +45,17 @@ MAX_DAYS = 3
 
 
 def days_of(entity: BaseEntity) -> list[str] | None:
-    """The days the entity was said on (its provenance; its first and last write, which are
-    the session's time for an extracted entity and the call's for a client's own write) or
-    measured on (a metric's `observedOn`, current and in its history), newest first."""
+    """The days the entity was said on (its provenance: the session's time for an extracted
+    entity) or measured on (a metric's `observedOn`, current and in its history), newest
+    first; only when it holds neither, the days of its first and last write."""
     days = {iso_day(p.at) for p in entity.provenance if p.at}
-    days.update(iso_day(at) for at in (entity.created_at, entity.updated_at) if at)
     meta = getattr(entity, "metadata", None)
     if isinstance(meta, MetricMetadata):
         days.update(h.observed_on for h in meta.history if h.observed_on)
         if meta.observed_on:
             days.add(meta.observed_on)
+    if not days:
+        days = {iso_day(at) for at in (entity.created_at, entity.updated_at) if at}
     return sorted(days, reverse=True)[:MAX_DAYS] or None
 
 

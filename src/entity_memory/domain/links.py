@@ -7,11 +7,12 @@ Where none is stated, a campaign named in the entity's own name ("Alpha CPA") is
 an entity that names no campaign stays unlinked. The ids go into the index entry (`links`),
 so ranking brings a campaign's metrics and decisions along without reading their documents.
 A name in a decision's `affectedEntities` that is no campaign's but a stored pain point's
-(by name or alias, or as its distinctive words: "fake fills" for "Fake form fills", when no
-other pain point has them) is what the decision was meant to fix: its id goes into
-`addresses`, so a task about the pain point brings the decisions taken against it ("what did
-we do about ...?"). A stated name that matches nothing yet is kept (`pendingLinks`, a few) and
-linked when a campaign or pain point of that name is written.
+(by name or alias, or as some of its words: "fake fills" for "Fake form fills", when no other
+pain point has them all) is what the decision was meant to fix: its id goes into `addresses`,
+so a task about the pain point brings the decisions taken against it ("how was ... handled?").
+A stated name that matches nothing yet is kept (`pendingLinks`, a few) and linked when a
+campaign or pain point of that name is written; a name matched by its words alone stays
+there too, in case it is a campaign's still to come.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ MAX_PENDING_LINKS = 3
 #: Pain points one decision addresses.
 MAX_ADDRESSES = 3
 #: Distinct terms a stated problem needs before its words alone (not its whole name) may match
-#: a pain point: one shared word ("calls") says nothing about which problem is meant.
+#: a pain point: one shared word ("form") says nothing about which problem is meant.
 MIN_MATCHING_TERMS = 2
 #: Longest campaign name, in words, looked for inside an entity's name.
 _MAX_NAME_WORDS = 6
@@ -95,15 +96,13 @@ class EntityNames:
                     return found
         return None
 
-    def holding_words(self, name: str) -> str | None:
-        """The one id whose name or alias holds every term of `name`, or whose name's terms
-        `name` all holds (MIN_MATCHING_TERMS at least on the smaller side); None when no or
-        several entities do."""
-        wanted = _terms(name)
-        found = {
-            entity_id for key, entity_id in self.ids.items() if _words_match(wanted, _terms(key))
-        }
-        return found.pop() if len(found) == 1 else None
+    def holding_words(self, name: str) -> set[str]:
+        """The ids whose name or an alias holds every term of `name` (MIN_MATCHING_TERMS at
+        least)."""
+        wanted = _terms(campaign_key(name))
+        if len(wanted) < MIN_MATCHING_TERMS:
+            return set()
+        return {entity_id for key, entity_id in self.ids.items() if wanted <= _terms(key)}
 
 
 @lru_cache(maxsize=8192)
@@ -113,9 +112,25 @@ def _terms(name: str) -> frozenset[str]:
     return frozenset(tokenize(name))
 
 
-def _words_match(a: frozenset[str], b: frozenset[str]) -> bool:
-    small, large = (a, b) if len(a) <= len(b) else (b, a)
-    return len(small) >= MIN_MATCHING_TERMS and small <= large
+@dataclass(frozen=True)
+class PainMatch:
+    """The pain point a stated name is, and whether by its whole name or an alias (else by
+    some of its words, which a campaign still to come may have too)."""
+
+    id: str
+    exact: bool
+
+
+def pain_named(name: str, pains: EntityNames, among: EntityNames | None = None) -> PainMatch | None:
+    """The pain point `name` names: its name or alias, else the only one holding all its
+    words. `among` (default: all) limits where it may be found, not whose words count."""
+    found = (among or pains).find(name)
+    if found is not None:
+        return PainMatch(found, exact=True)
+    held = (among or pains).holding_words(name)
+    if len(held) != 1 or (among is not None and pains.holding_words(name) != held):
+        return None
+    return PainMatch(held.pop(), exact=False)
 
 
 @dataclass(frozen=True)
@@ -139,24 +154,21 @@ def links_of(entity: BaseEntity, names: EntityNames, pains: EntityNames | None =
     addresses: list[str] = []
     for name in stated_campaigns(entity):
         found = names.find(name)
-        pain = _pain_named(name, pains) if entity.type == "decision" and not found else None
+        pain = None
+        if found is None and pains is not None and entity.type == "decision":
+            pain = pain_named(name, pains)
         if found is not None and found not in ids:
             ids.append(found)
-        elif pain is not None and pain not in addresses:
-            addresses.append(pain)
-        elif found is None and pain is None and campaign_key(name) not in ("", *pending):
+        if pain is not None and pain.id not in addresses:
+            addresses.append(pain.id)
+        unmatched = found is None and (pain is None or not pain.exact)
+        if unmatched and campaign_key(name) not in ("", *pending):
             pending.append(campaign_key(name))
     if not ids:
         named = names.named_in(entity.name)
         if named is not None:
             ids.append(named)
     return Links(ids[:MAX_LINKS], pending[:MAX_PENDING_LINKS], addresses[:MAX_ADDRESSES])
-
-
-def _pain_named(name: str, pains: EntityNames | None) -> str | None:
-    if pains is None:
-        return None
-    return pains.find(name) or pains.holding_words(name)
 
 
 def set_links(entry: IndexEntry, links: Links) -> None:
@@ -177,30 +189,41 @@ def link_entries(
     for entry, entity in written:
         set_links(entry, links_of(entity, names, pains))
     campaigns = {entity.id for _, entity in written if entity.type == "campaign"}
-    painful = {entity.id for _, entity in written if entity.type == "pain_point"}
-    if not campaigns and not painful:
+    new_pains = EntityNames([e for e, _ in written if e.type == "pain_point"], "pain_point")
+    if not campaigns and not new_pains.ids:
         return
     for entry in entries:
-        if not entry.pending_links:
-            continue
-        found = [names.ids[k] for k in entry.pending_links if names.ids.get(k) in campaigns]
-        fixes = [
-            p
-            for k in entry.pending_links
-            if painful and entry.type == "decision" and (p := _pain_named(k, pains)) in painful
-        ]
-        if not found and not fixes:
-            continue
-        kept = [
-            k
-            for k in entry.pending_links
-            if names.ids.get(k) not in campaigns and _pain_named(k, pains) not in fixes
-        ]
-        set_links(
-            entry,
-            Links(
-                list(dict.fromkeys([*(entry.links or []), *found]))[:MAX_LINKS],
-                kept,
-                list(dict.fromkeys([*(entry.addresses or []), *fixes]))[:MAX_ADDRESSES],
-            ),
-        )
+        if entry.pending_links:
+            _link_pending(entry, names, campaigns, pains, new_pains)
+
+
+def _link_pending(
+    entry: IndexEntry,
+    names: EntityNames,
+    campaigns: set[str],
+    pains: EntityNames,
+    new_pains: EntityNames,
+) -> None:
+    """Link `entry`'s pending names that a written campaign (`campaigns`) or, for a
+    decision, a written pain point (`new_pains`) now has."""
+    pending = entry.pending_links or []
+    found = [names.ids[k] for k in pending if names.ids.get(k) in campaigns]
+    fixes: dict[str, PainMatch] = {}
+    if new_pains.ids and entry.type == "decision":
+        fixes = {k: m for k in pending if (m := pain_named(k, pains, among=new_pains))}
+    if not found and not fixes:
+        return
+    kept = [
+        k
+        for k in pending
+        if names.ids.get(k) not in campaigns and (k not in fixes or not fixes[k].exact)
+    ]
+    addresses = [*(entry.addresses or []), *(m.id for m in fixes.values())]
+    set_links(
+        entry,
+        Links(
+            list(dict.fromkeys([*(entry.links or []), *found]))[:MAX_LINKS],
+            kept,
+            list(dict.fromkeys(addresses))[:MAX_ADDRESSES],
+        ),
+    )

@@ -96,7 +96,8 @@ class DecisionMetadata(CamelModel):
     action: ShortText
     rationale: Annotated[str, Field(max_length=2000)] = ""
     affected_entities: Annotated[list[ShortText], Field(max_length=50)] = Field(
-        default_factory=list
+        default_factory=list,
+        description="names of the campaigns it changes and of the pain point it is meant to fix",
     )
     reversible: bool = True
     outcome: ShortText | None = None

@@ -97,6 +97,8 @@ class Score:
     #: The chosen campaign this entity came with (selection's companions), or the pain point a
     #: decision addresses; None: on its own.
     linked_to: str | None = None
+    #: `linked_to`'s type ("campaign" or "pain_point"): ids are unique only within a type.
+    linked_type: str | None = None
 
     def to_json_dict(self) -> dict[str, object]:
         return {
@@ -112,6 +114,7 @@ class Score:
             "lexical": round(self.lexical, 6),
             "semantic": None if self.semantic is None else round(self.semantic, 6),
             "linkedTo": self.linked_to,
+            "linkedType": self.linked_type,
         }
 
 
@@ -140,9 +143,24 @@ def _on_days(entries: Sequence[RankEntry], dates: Sequence[str]) -> list[frozens
     return out
 
 
+@dataclass(frozen=True)
+class Lexical:
+    """What the lexical pass found, aligned with the entries."""
+
+    scores: list[float]
+    #: The query terms (and dates) each entry contains.
+    matched: list[frozenset[str]]
+    #: Whether the query holds every term of the entry's name (see `Signals.named`).
+    named: list[bool]
+    #: How many leading keywords are the entry's name terms.
+    name_counts: list[int]
+    #: The entries that share a term with the query, in index order.
+    hits: list[int]
+
+
 def _lexical_scores(
     entries: Sequence[RankEntry], query: Sequence[str], dates: Sequence[str] = ()
-) -> tuple[list[float], list[frozenset[str]], list[bool]]:
+) -> Lexical:
     """Each entry's 0..1 BM25 relevance to `query`, the query terms it contains, and whether
     the query holds every term of its name (see `Signals.named`).
 
@@ -170,14 +188,14 @@ def _lexical_scores(
     best_possible = sum(idf[t] for t in query if t in idf)
     lexicals = [0.0] * len(entries)
     named = [False] * len(entries)
+    hits = [i for i, terms in enumerate(matched) if terms]
     if not best_possible:
-        return lexicals, matched, named
+        return Lexical(lexicals, matched, named, n_names, hits)
     # An entry's score depends only on which query terms it has, which of them are name
     # terms, and its length: entries sharing all three share the computation.
     known: dict[tuple[frozenset[str], frozenset[str], int], float] = {}
-    for i, terms in enumerate(matched):
-        if not terms:
-            continue
+    for i in hits:
+        terms = matched[i]
         n_name, length = n_names[i], lengths[i]
         in_name = terms.intersection(entries[i].keywords[:n_name]) if n_name else _NO_TERMS
         # The leading keywords are the name's distinct terms: all in the query, it is named.
@@ -196,7 +214,7 @@ def _lexical_scores(
         lexicals[i] = lexical
     if dates:
         _said_on(lexicals, matched, on_days, idf, [x / avg_len for x in lengths], best_possible)
-    return lexicals, matched, named
+    return Lexical(lexicals, matched, named, n_names, hits)
 
 
 def _idf(terms: Iterable[str], doc_freq: Counter[str], n_docs: int) -> dict[str, float]:
@@ -277,10 +295,7 @@ class Signals:
     entries: Sequence[RankEntry]
     #: The task's terms, then the dates it names (domain/task_dates.py).
     query: list[str]
-    lexicals: list[float]
-    matched: list[frozenset[str]]
-    #: Whether the task holds every term of each entry's name (`named`).
-    names: list[bool]
+    lexical: Lexical
     similarity: Sequence[float | None]
     relevances: list[float]
     #: The mean and standard deviation of `similarity` (None: not enough of them).
@@ -303,6 +318,19 @@ class Signals:
             lexical=self.lexicals[i],
             semantic=self.similarity[i],
         )
+
+    @property
+    def lexicals(self) -> list[float]:
+        return self.lexical.scores
+
+    @property
+    def matched(self) -> list[frozenset[str]]:
+        return self.lexical.matched
+
+    @property
+    def names(self) -> list[bool]:
+        """Whether the task holds every term of each entry's name (`named`)."""
+        return self.lexical.named
 
     def key(self, i: int) -> tuple[float, int, str]:
         """Best first; ties go to the more recent, then by name."""
@@ -327,10 +355,10 @@ def signals(
     """Relevance, importance, recency and the weighted total of every entry for `task`."""
     query = list(dict.fromkeys(tokenize(task)))
     dates = dates_in(task, now_ms)
-    lexicals, matched, names = _lexical_scores(entries, query, dates)
+    lexical = _lexical_scores(entries, query, dates)
     importances = [min(1.0, max(0.0, e.importance)) for e in entries]
     recencies = recency_scores([e.updated_at for e in entries], now_ms)
-    relevances = _relevances(lexicals, semantic)
+    relevances = _relevances(lexical.scores, semantic)
     spread = _spread(semantic)
     totals = [
         RELEVANCE_WEIGHT * rel + IMPORTANCE_WEIGHT * imp + RECENCY_WEIGHT * rec
@@ -340,9 +368,7 @@ def signals(
     return Signals(
         entries,
         [*query, *dates],
-        lexicals,
-        matched,
-        names,
+        lexical,
         similarity,
         relevances,
         spread,

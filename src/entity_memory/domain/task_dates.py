@@ -1,18 +1,20 @@
 """The days and months a task names ("on 19 August, 2023", "in April", "2023-08-19"), as
-ISO strings ranking compares with the days an entity was mentioned (its entry's `days`).
+ISO strings ranking compares with the days an entity was said on (its entry's `days`).
 
 A memory answers "what did we decide on March 3?" or "what did she share on 19 August?" by
 the day a thing was said, which no word of the entity holds. Only explicit dates are read:
-a day with its month (and year), a month with a year, a month alone (the latest one not
-after the request: "since January" in June is this year's January), ISO dates, and the
-CJK 年/月/日 forms. Relative phrases ("last week") are left alone: ranking's recency already
-weighs what is recent.
+a day with its month (and year), a month with a year, a month alone after a word that makes
+it a time ("in April", "since January", "March and April"), ISO dates, and the CJK 年/月/日
+forms; without a year, the latest such day or month not after the request. "may" and
+"march" in lower case are verbs unless a year follows, and a month's abbreviation alone is
+too often another word. Relative phrases ("last week") are left alone: ranking's recency
+already weighs what is recent.
 """
 
 from __future__ import annotations
 
 import re
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 
 _MONTHS = {
     name: number
@@ -35,74 +37,100 @@ _MONTHS = {
     )
     for name in names
 }
+#: A month named alone must be named in full: "dec", "mar" or "jun" alone are other words.
+_FULL_NAMES = frozenset(
+    "january february march april may june july august september october november december".split()
+)
 _MONTH = r"(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
 _DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
 _YEAR = r"(?P<year>(?:19|20)\d{2})"
+#: Longest form first: a span one form read is not read again by a shorter one.
 _PATTERNS = [
-    re.compile(p, re.IGNORECASE)
-    for p in (
-        rf"\b{_YEAR}-(?P<iso>\d{{2}})(?:-(?P<iso_day>\d{{2}}))?\b",
-        rf"\b{_DAY}(?:\s+of)?\s+{_MONTH}(?:,?\s+{_YEAR})?\b",
-        rf"\b{_MONTH}\s+{_DAY}\b(?:,?\s+{_YEAR})?",
-        rf"\b{_MONTH}(?:,?\s+{_YEAR})?\b",
-    )
+    re.compile(r"(?P<year>\d{4})年(?P<iso>\d{1,2})月(?:(?P<iso_day>\d{1,2})日)?"),
+    *(
+        re.compile(p, re.IGNORECASE)
+        for p in (
+            rf"\b{_YEAR}-(?P<iso>\d{{2}})(?:-(?P<iso_day>\d{{2}}))?\b",
+            rf"\b{_DAY}(?:\s+of)?\s+{_MONTH}(?:,?\s+{_YEAR})?\b",
+            rf"\b{_MONTH}\s+{_DAY}\b(?:,?\s+{_YEAR})?",
+            rf"\b{_MONTH}(?:,?\s+{_YEAR})?\b",
+        )
+    ),
 ]
-_CJK = re.compile(r"(?P<year>\d{4})年(?P<iso>\d{1,2})月(?:(?P<iso_day>\d{1,2})日)?")
-#: "may" is mostly a verb: alone it is the month only when written "May".
-_VERB_MONTHS = {"may", "march"}
+#: Lower case, these are verbs ("it may", "march on"): a month only with a year.
+_VERB_MONTHS = frozenset({"may", "march"})
+#: Words after which a month named alone is a time ("in April", "March and April").
+_TIME_WORDS = frozenset(
+    "in on since during until till from by of before after through to and or with than "
+    "early late mid last this next between".split()
+)
+_WORD_BEFORE = re.compile(r"([A-Za-z]+)[\s,]*$")
+_LOOK_BACK = 24
+#: Dates read from one task at most: a task naming more is a list, not a question about a day.
+MAX_DATES = 8
 
 
 def dates_in(task: str, now_ms: int) -> list[str]:
-    """The ISO days ("2023-08-19") and months ("2023-04") `task` names, in order, once each."""
-    today = date.fromisoformat(iso_day(now_ms))
-    found: list[str] = []
-    taken: list[tuple[int, int]] = []
-    for pattern in (_CJK, *_PATTERNS):
+    """The ISO days ("2023-08-19") and months ("2023-04") `task` names, in order, once each.
+
+    "Not after the request" allows a day: the stored days are UTC, the user's today may not be.
+    """
+    latest = date.fromisoformat(iso_day(now_ms)) + timedelta(days=1)
+    found: dict[str, int] = {}
+    taken = bytearray(len(task))
+    for pattern in _PATTERNS:
         for m in pattern.finditer(task):
-            if any(start < m.end() and m.start() < end for start, end in taken):
-                continue  # part of a longer date already read
-            iso = _iso(m, today)
-            if iso is not None:
-                taken.append(m.span())
-                if iso not in found:
-                    found.append(iso)
-    return found
+            start, end = m.span()
+            if any(taken[start:end]):
+                continue  # part of a date a longer form already read
+            if _is_date_form(m, task):
+                taken[start:end] = b"\x01" * (end - start)
+                iso = _iso(m, latest)
+                if iso is not None:
+                    found.setdefault(iso, start)
+                    if len(found) >= MAX_DATES:
+                        return sorted(found, key=found.__getitem__)
+    return sorted(found, key=found.__getitem__)
 
 
-def _iso(m: re.Match[str], today: date) -> str | None:
+def _is_date_form(m: re.Match[str], task: str) -> bool:
+    """Whether the match is meant as a date at all (its date may still be impossible)."""
+    groups = m.groupdict()
+    word = groups.get("month")
+    if word is None:
+        return True  # ISO and CJK forms
+    name = word.lower()
+    if name in _VERB_MONTHS and not word[0].isupper() and not groups.get("year"):
+        return False
+    if groups.get("day") or groups.get("year"):
+        return True
+    before = _WORD_BEFORE.search(task[max(0, m.start() - _LOOK_BACK) : m.start()])
+    return name in _FULL_NAMES and before is not None and before.group(1).lower() in _TIME_WORDS
+
+
+def _iso(m: re.Match[str], latest: date) -> str | None:
     groups = m.groupdict()
     if groups.get("iso"):
         day = groups.get("iso_day")
         return _checked(int(groups["year"]), int(groups["iso"]), int(day) if day else None)
-    word = groups["month"]
-    month = _MONTHS[word.lower()]
+    month = _MONTHS[groups["month"].lower()]
     day = int(groups["day"]) if groups.get("day") else None
-    year = int(groups["year"]) if groups.get("year") else None
-    if day is None and year is None and not _alone_ok(word):
-        return None
-    if year is None:  # the latest such month (or day) not after today
-        year = today.year if (month, day or 1) <= (today.month, today.day) else today.year - 1
+    if groups.get("year"):
+        return _checked(int(groups["year"]), month, day)
+    # The latest such month (or day) not after the request.
+    year = latest.year if (month, day or 1) <= (latest.month, latest.day) else latest.year - 1
     return _checked(year, month, day)
 
 
-def _alone_ok(word: str) -> bool:
-    """A month named without day or year: a full name, and "May"/"March" only capitalised
-    (lower case they are verbs); abbreviations alone are too often other words."""
-    name = word.lower()
-    if name in _VERB_MONTHS:
-        return word[0].isupper()
-    return len(name) > 3 and name != "sept"
-
-
 def _checked(year: int, month: int, day: int | None) -> str | None:
-    """The ISO form, or None for an impossible date ("31 February")."""
+    """The ISO form, or None for an impossible date ("31 June", "2023-08-00")."""
     try:
-        when = date(year, month, day or 1)
+        when = date(year, month, 1 if day is None else day)
     except ValueError:
         return None
-    return when.isoformat() if day else when.isoformat()[:7]
+    return when.isoformat()[:7] if day is None else when.isoformat()
 
 
 def iso_day(ms: int) -> str:
-    """The UTC day of epoch milliseconds, as entries keep it."""
+    """The UTC day of epoch milliseconds (YYYY-MM-DD): how days are stored and compared."""
     return datetime.fromtimestamp(ms / 1000, tz=UTC).date().isoformat()

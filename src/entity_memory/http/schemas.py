@@ -140,6 +140,9 @@ class ScoreOut(Out):
         description="the chosen campaign this entity came with, or for a decision the chosen "
         "pain point it addresses (its id)",
     )
+    linked_type: Literal["campaign", "pain_point"] | None = Field(
+        default=None, description="the type of `linkedTo`"
+    )
 
 
 class Ranking(Out):

@@ -1,8 +1,9 @@
 """Reindex: rebuild a user's index from what KV holds, and backfill missing vectors.
 
 Repairs what a lost index write or an expiry left behind. Entries still matching the old
-index (same type, id and updatedAt) are kept as they are; only entities the index lost are
-read, in bulk, to recover their ranking keywords. The old index is the one readers see in KV
+index (same type, id and updatedAt) are kept as they are; only entities the index lost, and
+entries an older version wrote (without `days`), are read, in bulk, to rebuild their ranking
+keywords, links and days. The old index is the one readers see in KV
 (`replica_index`), not the writer's own copy: that is what a lost write leaves wrong.
 """
 
@@ -27,7 +28,7 @@ async def reindex(store: EntityStore, user_id: str) -> dict[str, int]:
         _, _, entity_type, entity_id = key.name.split(":", 3)
         meta = key.metadata or {}
         known = old.get((entity_type, entity_id))
-        if known is not None and known.updated_at == meta.get("updatedAt"):
+        if known is not None and known.updated_at == meta.get("updatedAt") and known.days:
             entries.append(known)
         else:
             to_fetch.append(key.name)

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
 from typing import Any
 
+from entity_memory.domain.task_dates import iso_day
 from entity_memory.extraction.base import KnownEntity, Message
 
 INSTRUCTIONS = """You keep the long-term memory of an advertising assistant. Read the \
@@ -212,7 +212,7 @@ def known_entity_json(entity: KnownEntity) -> dict[str, Any]:
 
 
 def session_date(now_ms: int) -> str:
-    return datetime.fromtimestamp(now_ms / 1000, tz=UTC).date().isoformat()
+    return iso_day(now_ms)
 
 
 def _messages_json(messages: Sequence[Message]) -> list[dict[str, str]]:
