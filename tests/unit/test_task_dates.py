@@ -64,7 +64,7 @@ def said(name: str, content: str, *days: str) -> IndexEntry:
         importance=0.5,
         updated_at=NOW,
         keywords=keywords_for(name, [], content, []),
-        days=list(days) or None,
+        days=" ".join(days) or None,
     )
 
 
@@ -102,17 +102,17 @@ def test_an_entry_keeps_the_days_it_was_said_and_measured_on() -> None:
     item = metric(metadata={"kpi": "CPA", "value": 40})
     item.provenance = [Provenance(excerpt=f"CPA was ${40 + i}", at=t) for i, t in enumerate(at)]
     entity = merge(None, item, "u1", "s1", at[-1]).entity
-    days = index_entry_for(entity).days
-    assert days is not None and len(days) == MAX_DAYS
+    days = (index_entry_for(entity).days or "").split()
+    assert len(days) == MAX_DAYS
     assert days[0] == "2023-08-08" and days == sorted(days, reverse=True)  # the newest
     measured = metric(metadata={"kpi": "CPA", "value": 40, "observedOn": "2023-09-30"})
     measured.provenance = [Provenance(excerpt="CPA was $40", at=at[0])]
     entity = merge(None, measured, "u1", "s1", at[-1]).entity
-    assert index_entry_for(entity).days == ["2023-09-30", "2023-08-01"]  # not the write's day
+    assert index_entry_for(entity).days == "2023-09-30 2023-08-01"  # not the write's day
 
 
 def test_a_client_write_without_provenance_is_said_on_its_day() -> None:
     from tests.unit.factories import decision
 
     entity = merge(None, decision(), "u1", "s1", NOW).entity
-    assert index_entry_for(entity).days == ["2026-05-28"]
+    assert index_entry_for(entity).days == "2026-05-28"

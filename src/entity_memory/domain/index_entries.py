@@ -44,7 +44,7 @@ def metadata_terms(entity: BaseEntity) -> list[str]:
 MAX_DAYS = 3
 
 
-def days_of(entity: BaseEntity) -> list[str] | None:
+def days_of(entity: BaseEntity) -> str | None:
     """The days the entity was said on (its provenance: the session's time for an extracted
     entity) or measured on (a metric's `observedOn`, current and in its history), newest
     first; only when it holds neither, the days of its first and last write."""
@@ -56,7 +56,7 @@ def days_of(entity: BaseEntity) -> list[str] | None:
             days.add(meta.observed_on)
     if not days:
         days = {iso_day(at) for at in (entity.created_at, entity.updated_at) if at}
-    return sorted(days, reverse=True)[:MAX_DAYS] or None
+    return " ".join(sorted(days, reverse=True)[:MAX_DAYS]) or None
 
 
 def index_entry_for(entity: BaseEntity) -> IndexEntry:

@@ -319,10 +319,11 @@ class RankEntry(CamelModel):
     #: A decision's: ids of the pain points it was meant to fix (named in its
     #: `affectedEntities`), so a task about the pain point brings it along.
     addresses: list[str] | None = None
-    #: The days (YYYY-MM-DD, newest first, a few) the entity was said or measured on: its
-    #: provenance and a metric's `observedOn`, so a task naming a day or month finds what was
-    #: said then (domain/task_dates.py).
-    days: list[str] | None = None
+    #: The days the entity was said or measured on (its provenance, a metric's `observedOn`),
+    #: newest first, a few, as one string ("2023-08-19 2023-08-02": one object to parse, and a
+    #: day or a month is found in it by a substring test), so a task naming a day or month
+    #: finds what was said then (domain/task_dates.py).
+    days: str | None = None
     #: True for a resolved pain point (absent while open): always-injected means open.
     resolved: bool | None = None
 

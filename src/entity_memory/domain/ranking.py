@@ -125,21 +125,14 @@ def name_term_count(name: str, keywords: Sequence[str]) -> int:
 
 
 def _on_days(entries: Sequence[RankEntry], dates: Sequence[str]) -> list[frozenset[str]]:
-    """For each entry, the task's dates (days or months) it was said or measured on. A month
-    is looked for as its days, so each entry costs one C-level set intersection."""
-    if not dates:
-        return [_NO_TERMS] * len(entries)
-    named: dict[str, str] = {}
-    for token in dates:  # "2023-08-19" is itself; "2023-08" is each of its days
-        days = (
-            [token] if len(token) > len("yyyy-mm") else [f"{token}-{d:02d}" for d in range(1, 32)]
-        )
-        named.update((day, token) for day in days if day not in named)
-    wanted = frozenset(named)
+    """For each entry, the task's dates (days "2023-08-19" or months "2023-08") it was said
+    or measured on: a substring test of its `days` per date."""
     out = [_NO_TERMS] * len(entries)
     for i, e in enumerate(entries):
-        if e.days and not wanted.isdisjoint(e.days):
-            out[i] = frozenset(named[d] for d in wanted.intersection(e.days))
+        if e.days:
+            found = [d for d in dates if d in e.days]
+            if found:
+                out[i] = frozenset(found)
     return out
 
 
@@ -179,7 +172,7 @@ def _lexical_scores(
         len(e.keywords) + (_NAME_BOOST - 1) * n for e, n in zip(entries, n_names, strict=True)
     ]
     matched = [wanted.intersection(e.keywords) for e in entries]
-    on_days = _on_days(entries, dates)
+    on_days = _on_days(entries, dates) if dates else []
     n_docs = len(entries) or 1
     avg_len = sum(lengths) / n_docs or 1.0
     doc_freq = Counter(chain.from_iterable(matched))
