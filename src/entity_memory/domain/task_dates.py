@@ -4,7 +4,7 @@ ISO strings ranking compares with the days an entity was said on (its entry's `d
 A memory answers "what did we decide on March 3?" or "what did she share on 19 August?" by
 the day a thing was said, which no word of the entity holds. Only explicit dates are read:
 a day with its month (and year), a month with a year, a month alone after a word that makes
-it a time ("in April", "since January", "March and April"), ISO dates, and the CJK 年/月/日
+it a time ("in April", "since January", "June and July"), ISO dates, and the CJK 年/月/日
 forms; without a year, the latest such day or month not after the request. "may" and
 "march" in lower case are verbs unless a year follows, and a month's abbreviation alone is
 too often another word. Relative phrases ("last week") are left alone: ranking's recency
@@ -59,7 +59,7 @@ _PATTERNS = [
 ]
 #: Lower case, these are verbs ("it may", "march on"): a month only with a year.
 _VERB_MONTHS = frozenset({"may", "march"})
-#: Words after which a month named alone is a time ("in April", "March and April").
+#: Words after which a month named alone is a time ("in April", "June and July").
 _TIME_WORDS = frozenset(
     "in on since during until till from by of before after through to and or with than "
     "early late mid last this next between".split()
