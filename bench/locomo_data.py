@@ -24,7 +24,7 @@ from entity_memory.domain.models import (
     MAX_NAME_LENGTH,
     DecisionInput,
     DecisionMetadata,
-    Provenance,
+    ProvenanceInput,
 )
 
 DEFAULT_DIR = (
@@ -86,7 +86,7 @@ class Observation:
             content=self.text,
             importance=0.5,
             metadata=DecisionMetadata(action=self.text[:MAX_ACTION_LENGTH]),
-            provenance=[Provenance(session_id=f"session-{self.session}", at=self.at)],
+            provenance=[ProvenanceInput(session_id=f"session-{self.session}", at=self.at)],
         )
 
 

@@ -125,6 +125,39 @@ async def test_integers_storage_cannot_hold_are_422(
         assert (await client.get("/v1/users/ann/entities")).json()["count"] == 0
 
 
+METRIC = {"type": "metric", "name": "Alpha CPA", "metadata": {"kpi": "CPA", "value": 30}}
+
+
+@pytest.mark.parametrize(
+    ("entity", "field"),
+    [
+        ({**PAIN, "provenance": [{"excerpt": "e", "at": MAX_SAFE_INTEGER}]}, "at"),  # year 285k
+        ({**PAIN, "provenance": [{"excerpt": "e", "at": 253_402_300_800_000}]}, "at"),  # 10000
+        ({**PAIN, "provenance": [{"excerpt": "e", "at": True}]}, "at"),
+        ({**PAIN, "provenance": [{"excerpt": "e", "at": "1772539200000"}]}, "at"),
+        ({**METRIC, "metadata": {**METRIC["metadata"], "observedOn": "2026-02-31"}}, "metric"),
+        ({**METRIC, "metadata": {**METRIC["metadata"], "observedOn": "2026-13-45"}}, "metric"),
+        (
+            {
+                **METRIC,
+                "metadata": {**METRIC["metadata"], "observedOn": "\uff12\uff10\uff12\uff16-03-03"},
+            },
+            "metric",
+        ),
+    ],
+)
+async def test_times_and_days_that_have_no_calendar_date_are_422(
+    memkv: InMemoryKV, clock: Clock, entity: dict, field: str
+) -> None:
+    """Refused before anything is written: such a time once failed the write half way."""
+    async with make_client(memkv, clock) as client:
+        resp = await put(client, "ann", entity)
+        error = assert_error(resp, 422, "invalid_entity")
+        assert any(field in map(str, d["loc"]) for d in error["details"]), error
+        assert (await client.get("/v1/users/ann/entities")).json()["count"] == 0
+        assert (await client.post("/v1/users/ann/reindex")).status_code == 200
+
+
 async def test_a_poisoned_record_does_not_take_the_user_down(
     memkv: InMemoryKV, clock: Clock
 ) -> None:

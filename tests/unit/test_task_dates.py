@@ -8,7 +8,7 @@ import pytest
 
 from entity_memory.domain.index_entries import MAX_DAYS, index_entry_for
 from entity_memory.domain.merge import merge
-from entity_memory.domain.models import IndexEntry, Provenance
+from entity_memory.domain.models import IndexEntry, ProvenanceInput
 from entity_memory.domain.ranking import keywords_for, score_entries
 from entity_memory.domain.task_dates import dates_in
 
@@ -100,13 +100,15 @@ def test_an_entry_keeps_the_days_it_was_said_and_measured_on() -> None:
 
     at = [int(datetime(2023, 8, d, tzinfo=UTC).timestamp() * 1000) for d in range(1, 9)]
     item = metric(metadata={"kpi": "CPA", "value": 40})
-    item.provenance = [Provenance(excerpt=f"CPA was ${40 + i}", at=t) for i, t in enumerate(at)]
+    item.provenance = [
+        ProvenanceInput(excerpt=f"CPA was ${40 + i}", at=t) for i, t in enumerate(at)
+    ]
     entity = merge(None, item, "u1", "s1", at[-1]).entity
     days = (index_entry_for(entity).days or "").split()
     assert len(days) == MAX_DAYS
     assert days[0] == "2023-08-08" and days == sorted(days, reverse=True)  # the newest
     measured = metric(metadata={"kpi": "CPA", "value": 40, "observedOn": "2023-09-30"})
-    measured.provenance = [Provenance(excerpt="CPA was $40", at=at[0])]
+    measured.provenance = [ProvenanceInput(excerpt="CPA was $40", at=at[0])]
     entity = merge(None, measured, "u1", "s1", at[-1]).entity
     assert index_entry_for(entity).days == "2023-09-30 2023-08-01"  # not the write's day
 
@@ -116,3 +118,16 @@ def test_a_client_write_without_provenance_is_said_on_its_day() -> None:
 
     entity = merge(None, decision(), "u1", "s1", NOW).entity
     assert index_entry_for(entity).days == "2026-05-28"
+
+
+def test_stored_times_without_a_calendar_date_are_no_days() -> None:
+    """Older versions stored any `at` up to 2^53 and any YYYY-MM-DD shape: such an entity
+    still gets its index entry (once, a write failed half way on one)."""
+    from entity_memory.domain.models import parse_entity
+    from tests.unit.factories import metric
+
+    entity = merge(None, metric(metadata={"kpi": "CPA", "value": 40}), "u1", "s1", NOW).entity
+    doc = entity.to_json_dict()
+    doc["provenance"] = [{"excerpt": "x", "at": 2**53}]
+    doc["metadata"]["observedOn"] = "2026-02-31"
+    assert index_entry_for(parse_entity(doc)).days == "2026-05-28"  # its write's day

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from entity_memory.domain.kpi import metric_kpi
 from entity_memory.domain.links import link_entries
 from entity_memory.domain.models import (
+    MAX_EPOCH_MS,
     BaseEntity,
     EntityIndex,
     IndexEntry,
@@ -19,7 +20,7 @@ from entity_memory.domain.models import (
     PainPointMetadata,
 )
 from entity_memory.domain.ranking import keywords_for, name_term_count
-from entity_memory.domain.task_dates import iso_day
+from entity_memory.domain.task_dates import is_real_day, iso_day
 
 #: Metadata fields whose values are worth matching on.
 _METADATA_TERMS = (
@@ -48,14 +49,15 @@ def days_of(entity: BaseEntity) -> str | None:
     """The days the entity was said on (its provenance: the session's time for an extracted
     entity) or measured on (a metric's `observedOn`, current and in its history), newest
     first; only when it holds neither, the days of its first and last write."""
-    days = {iso_day(p.at) for p in entity.provenance if p.at}
+    days = {iso_day(p.at) for p in entity.provenance if p.at and p.at <= MAX_EPOCH_MS}
     meta = getattr(entity, "metadata", None)
     if isinstance(meta, MetricMetadata):
-        days.update(h.observed_on for h in meta.history if h.observed_on)
-        if meta.observed_on:
-            days.add(meta.observed_on)
+        measured = [h.observed_on for h in meta.history] + [meta.observed_on]
+        days.update(day for day in measured if day and is_real_day(day))
     if not days:
-        days = {iso_day(at) for at in (entity.created_at, entity.updated_at) if at}
+        days = {
+            iso_day(at) for at in (entity.created_at, entity.updated_at) if 0 < at <= MAX_EPOCH_MS
+        }
     return " ".join(sorted(days, reverse=True)[:MAX_DAYS]) or None
 
 

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
 from entity_memory.domain.keys import ENTITY_TYPES, validate_id
 from entity_memory.domain.safe_json import MAX_SAFE_INTEGER
+from entity_memory.domain.task_dates import is_real_day
 from entity_memory.domain.vocab import PREFERENCE_CATEGORIES, preference_category
 
 EntityType = Literal["campaign", "metric", "decision", "pain_point", "preference"]
@@ -35,6 +36,11 @@ Importance = Annotated[float, Field(ge=0.0, le=1.0)]
 #: Times, counters and versions: exact in JSON, JavaScript, KV metadata and D1 (<= 2^53), so
 #: nothing is stored that a later read cannot parse back.
 SafeCount = Annotated[int, Field(ge=0, le=MAX_SAFE_INTEGER)]
+#: The last millisecond of the year 9999: later times have no calendar date to show or match.
+MAX_EPOCH_MS = 253_402_300_799_999
+#: A time a client states (epoch milliseconds): an integer (not `true`, not a numeric string)
+#: with a calendar date.
+EpochMs = Annotated[int, Field(strict=True, ge=0, le=MAX_EPOCH_MS)]
 ShortText = Annotated[str, Field(max_length=500)]
 Name = Annotated[str, Field(min_length=1, max_length=MAX_NAME_LENGTH)]
 
@@ -155,6 +161,13 @@ class Provenance(CamelModel):
 # --- what clients send -------------------------------------------------------------------------
 
 
+class ProvenanceInput(Provenance):
+    """Provenance as a client sends it: its `at` must be a real time (stored entries keep
+    what older versions accepted)."""
+
+    at: EpochMs | None = Field(default=None, description="epoch milliseconds")
+
+
 class EntityInputBase(CamelModel):
     id: str | None = Field(default=None, description="defaults to a slug of the name")
     name: Name
@@ -165,7 +178,7 @@ class EntityInputBase(CamelModel):
     source: Annotated[str, Field(max_length=MAX_EXCERPT_LENGTH)] | None = None
     #: Full provenance entries, for clients that have them (session and time default to the
     #: write's own).
-    provenance: Annotated[list[Provenance], Field(max_length=PROVENANCE_LIMIT)] = Field(
+    provenance: Annotated[list[ProvenanceInput], Field(max_length=PROVENANCE_LIMIT)] = Field(
         default_factory=list
     )
 
@@ -198,6 +211,17 @@ class CampaignInput(EntityInputBase):
 class MetricInput(EntityInputBase):
     type: Literal["metric"]
     metadata: MetricMetadata
+
+    @model_validator(mode="after")
+    def _real_days(self) -> MetricInput:
+        """A day that does not exist ("2026-02-31") would reach the agent's prompt and take
+        the place of real ones in the entry's `days`: refused as sent (stored documents keep
+        what older versions accepted)."""
+        meta = self.metadata
+        for day in (meta.observed_on, *(h.observed_on for h in meta.history)):
+            if day and not is_real_day(day):
+                raise ValueError(f"observedOn {day!r} is not a real day (YYYY-MM-DD)")
+        return self
 
 
 class DecisionInput(EntityInputBase):

@@ -134,3 +134,14 @@ def _checked(year: int, month: int, day: int | None) -> str | None:
 def iso_day(ms: int) -> str:
     """The UTC day of epoch milliseconds (YYYY-MM-DD): how days are stored and compared."""
     return datetime.fromtimestamp(ms / 1000, tz=UTC).date().isoformat()
+
+
+def is_real_day(text: str) -> bool:
+    """Whether `text` is a YYYY-MM-DD day that exists (ASCII digits, a real month and day)."""
+    if len(text) != len("yyyy-mm-dd") or not text.isascii():
+        return False
+    try:
+        date.fromisoformat(text)
+    except ValueError:
+        return False
+    return True

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from entity_memory.domain.models import BaseEntity, EntityIndex, EntityInputBase, Provenance
+from entity_memory.domain.models import BaseEntity, EntityIndex, EntityInputBase, ProvenanceInput
 from entity_memory.domain.text import tokenize
 from entity_memory.embeddings.embedder import Embedder
 from entity_memory.extraction.resolve import Resolver
@@ -18,7 +18,7 @@ REPEAT_PENALTY = 0.15
 
 def with_provenance(item: EntityInputBase, extractor: str) -> EntityInputBase:
     """Stamp the extractor on the item's provenance (one entry from its `source` if none)."""
-    entries = list(item.provenance) or [Provenance(excerpt=item.source or "")]
+    entries = list(item.provenance) or [ProvenanceInput(excerpt=item.source or "")]
     stamped = [e.model_copy(update={"extractor": e.extractor or extractor}) for e in entries]
     return item.model_copy(update={"provenance": stamped})
 
