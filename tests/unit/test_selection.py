@@ -320,3 +320,16 @@ async def test_an_always_injected_pain_point_brings_no_decisions(store: EntitySt
     found = await retrieve_for_context(store, "u1", "How is Iberia doing?")
     names = {e.name for e in found.entities}
     assert "Fake form fills" in names and "Add a captcha" not in names
+
+
+async def test_a_task_about_a_pain_point_with_fixes_is_no_fallback(store: EntityStore) -> None:
+    """In a small memory the task's only relevant entity is an always-injected pain point: its
+    fixes are what the task is about, so no "important recent" entities are added."""
+    fills = item(type="pain_point", name="Fake form fills")
+    stored = [campaign(), metric(), fills, _fix("Add a captcha", "fake form fills")]
+    await store.upsert_many("u1", stored, "s1")  # type: ignore[arg-type]
+    found = await retrieve_for_context(store, "u1", "How did we handle the fake form fills?")
+    assert found.fallback is None and found.relevant >= 1
+    linked = {s.name: (s.linked_to, s.linked_type) for s in found.scores}
+    assert linked["Add a captcha"] == ("fake-form-fills", "pain_point")
+    assert "Campaign Alpha" not in linked and "Alpha CPA" not in linked

@@ -14,8 +14,9 @@ recency; selection decides what is worth a place, reading index entries only:
 - the campaign that two or more of the task's entities are linked to, or one when the task
   holds a word of its name, when the task did not find it itself (in a free place or that of
   the weakest entry linked to no owner, and it brings nothing more along);
-- when nothing reaches the floor (the task names nothing known), the few most important recent
-  entities instead, and the selection says so (`fallback`).
+- when nothing reaches the floor (the task names nothing known), or only always-injected
+  entities do and they bring no decisions, the few most important recent entities instead, and
+  the selection says so (`fallback`).
 
 `limit` is a ceiling, never a quota: slots nothing relevant fills stay empty.
 """
@@ -145,6 +146,20 @@ def _fixes(sig: Signals, pains: Sequence[str], taken: set[int]) -> list[tuple[in
     return out
 
 
+def _task_fixes(
+    sig: Signals, relevant: Sequence[int], chosen: Sequence[int]
+) -> list[tuple[int, str]]:
+    """What the pain points the task is about (relevant, and among `chosen`) bring: the
+    decisions taken against them, best pain point first."""
+    about = set(relevant)
+    pains = [
+        sig.entries[i].id
+        for i in sorted(chosen, key=sig.key)
+        if i in about and sig.entries[i].type == "pain_point"
+    ]
+    return _fixes(sig, pains, set(chosen))
+
+
 def _newest(sig: Signals, indices: Sequence[int], cap: int) -> list[int]:
     """The `cap` most recently written of `indices` (of one time, the task's own first)."""
     return sorted(indices, key=lambda i: (-sig.entries[i].updated_at, sig.key(i)))[:cap]
@@ -249,7 +264,8 @@ def choose(sig: Signals, limit: int) -> Selection:
     # Only the task's own campaigns bring companions; an owner came for what is already here.
     campaigns = [entries[i].id for i in core if entries[i].type == "campaign"]
     core = _with_owners(sig, core, room, reserved)
-    if not core:
+    fixes = _task_fixes(sig, relevant, [*core, *reserved])
+    if not core and not fixes:  # nothing but preferences and pain points, and no fixes
         fallback = FALLBACK_REASON
         others = [i for i, e in enumerate(entries) if e.type not in ALWAYS_INJECT]
         core = sig.best(others, min(FALLBACK_ENTITIES, room))
@@ -259,13 +275,7 @@ def choose(sig: Signals, limit: int) -> Selection:
         for i, campaign in _companions(sig, campaigns, taken)[: room - len(chosen)]:
             chosen.append(replace(sig.score_of(i), linked_to=campaign, linked_type="campaign"))
             taken.add(i)
-    about = set(relevant)
-    pains = [
-        entries[i].id
-        for i in sorted(taken, key=sig.key)
-        if i in about and entries[i].type == "pain_point"
-    ]
-    for i, pain in _fixes(sig, pains, taken)[: room - len(chosen)]:
+    for i, pain in [(i, pain) for i, pain in fixes if i not in taken][: room - len(chosen)]:
         chosen.append(replace(sig.score_of(i), linked_to=pain, linked_type="pain_point"))
         taken.add(i)
     rest = [i for i in always if i not in taken][: limit - len(chosen) - len(reserved)]
