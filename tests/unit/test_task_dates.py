@@ -131,3 +131,15 @@ def test_stored_times_without_a_calendar_date_are_no_days() -> None:
     doc["provenance"] = [{"excerpt": "x", "at": 2**53}]
     doc["metadata"]["observedOn"] = "2026-02-31"
     assert index_entry_for(parse_entity(doc)).days == "2026-05-28"  # its write's day
+
+
+def test_a_named_month_orders_entries_the_task_words_all_match() -> None:
+    """Every entry matches all the task's words (relevance 1 each): the one said in the month
+    the task names still comes first, and the others stay above the relevance floor."""
+    from entity_memory.domain.selection import RELEVANCE_FLOOR
+
+    months = {"North": "2026-02-10", "East": "2026-03-12", "West": "2026-04-13"}
+    entries = [said(f"{region} CPA", "", day) for region, day in months.items()]
+    ranked = score_entries(entries, "the CPA in April", NOW)
+    assert ranked[0].name == "West CPA" and "2026-04" in ranked[0].matched_terms
+    assert all(s.relevance >= RELEVANCE_FLOOR for s in ranked)
