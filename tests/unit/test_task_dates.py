@@ -29,6 +29,8 @@ NOW = int(datetime(2026, 5, 28, 12, tzinfo=UTC).timestamp() * 1000)
         ("what we set on 3 June", ["2025-06-03"]),  # this year's 3 June is still to come
         ("2023年8月19日に決めたこと", ["2023-08-19"]),
         ("what happened in May", ["2026-05"]),
+        ("in March, April, May and June", ["2026-03", "2026-04", "2026-05", "2025-06"]),
+        ("the sale in mid-April", ["2026-04"]),
     ],
 )
 def test_the_dates_a_task_names(task: str, dates: list[str]) -> None:

@@ -64,7 +64,7 @@ _TIME_WORDS = frozenset(
     "in on since during until till from by of before after through to and or with than "
     "early late mid last this next between".split()
 )
-_WORD_BEFORE = re.compile(r"([A-Za-z]+)[\s,]*$")
+_WORD_BEFORE = re.compile(r"([A-Za-z]+)[\s,-]*$")
 _LOOK_BACK = 24
 #: Dates read from one task at most: a task naming more is a list, not a question about a day.
 MAX_DATES = 8
@@ -105,7 +105,9 @@ def _is_date_form(m: re.Match[str], task: str) -> bool:
     if groups.get("day") or groups.get("year"):
         return True
     before = _WORD_BEFORE.search(task[max(0, m.start() - _LOOK_BACK) : m.start()])
-    return name in _FULL_NAMES and before is not None and before.group(1).lower() in _TIME_WORDS
+    word_before = before.group(1).lower() if before else ""
+    # After a time word, or after another month ("March, April and May", "mid-April").
+    return name in _FULL_NAMES and (word_before in _TIME_WORDS or word_before in _FULL_NAMES)
 
 
 def _iso(m: re.Match[str], latest: date) -> str | None:
