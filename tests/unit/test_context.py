@@ -108,6 +108,14 @@ def test_a_long_series_keeps_its_first_observation_and_the_latest() -> None:
     assert "$71" not in line and "$50 (2024-11-01)" in line and "$41 (2024-11-22) improving" in line
 
 
+def test_a_stored_time_past_year_9999_is_shown_undated_not_a_crash() -> None:
+    """Older versions let a client store such a time in a metric's history."""
+    history = [{"value": 52, "at": 20_000 * DAY_MS}, {"value": 41, "at": 2**53}]
+    meta = {"kpi": "CPA", "value": 41, "unit": "USD", "history": history}
+    text = assemble_entity_context([{**ent("metric", "Alpha CPA", "cpa"), "metadata": meta}])
+    assert "$52 (2024-10-04) -> $41" in text
+
+
 def test_a_value_the_series_does_not_end_on_is_shown() -> None:
     history = [{"value": v, "at": (20_000 + i) * DAY_MS} for i, v in enumerate([52, 41])]
     meta = {"kpi": "CPA", "value": 39, "unit": "USD", "history": history}

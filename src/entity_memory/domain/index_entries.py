@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from entity_memory.domain.kpi import metric_kpi
 from entity_memory.domain.links import link_entries
 from entity_memory.domain.models import (
-    MAX_EPOCH_MS,
     BaseEntity,
     EntityIndex,
     IndexEntry,
@@ -20,7 +19,7 @@ from entity_memory.domain.models import (
     PainPointMetadata,
 )
 from entity_memory.domain.ranking import keywords_for, name_term_count
-from entity_memory.domain.task_dates import is_real_day, iso_day
+from entity_memory.domain.task_dates import MAX_EPOCH_MS, is_real_day, iso_day
 
 #: Metadata fields whose values are worth matching on.
 _METADATA_TERMS = (

@@ -15,7 +15,7 @@ from pydantic.alias_generators import to_camel
 
 from entity_memory.domain.keys import ENTITY_TYPES, validate_id
 from entity_memory.domain.safe_json import MAX_SAFE_INTEGER
-from entity_memory.domain.task_dates import is_real_day
+from entity_memory.domain.task_dates import MAX_EPOCH_MS, is_real_day
 from entity_memory.domain.vocab import PREFERENCE_CATEGORIES, preference_category
 
 EntityType = Literal["campaign", "metric", "decision", "pain_point", "preference"]
@@ -36,8 +36,6 @@ Importance = Annotated[float, Field(ge=0.0, le=1.0)]
 #: Times, counters and versions: exact in JSON, JavaScript, KV metadata and D1 (<= 2^53), so
 #: nothing is stored that a later read cannot parse back.
 SafeCount = Annotated[int, Field(ge=0, le=MAX_SAFE_INTEGER)]
-#: The last millisecond of the year 9999: later times have no calendar date to show or match.
-MAX_EPOCH_MS = 253_402_300_799_999
 #: A time a client states (epoch milliseconds): an integer (not `true`, not a numeric string)
 #: with a calendar date.
 EpochMs = Annotated[int, Field(strict=True, ge=0, le=MAX_EPOCH_MS)]
