@@ -52,6 +52,23 @@ def test_metric_values_accumulate_a_history() -> None:
     assert [h.value for h in history] == [42, 39]
 
 
+def test_a_value_measured_before_the_stored_one_is_history_not_the_current_value() -> None:
+    """A backfilled observation (an earlier `observedOn`) joins the history; the value and
+    its day stay the latest measured."""
+
+    def measured(value: float, day: str) -> object:
+        meta = {"kpi": "CPA", "value": value, "unit": "USD", "observedOn": day}
+        return metric(value=value, metadata=meta)
+
+    e = merge(None, measured(40, "2026-04-10"), "u1", "s1", T0).entity
+    e = merge(e, measured(50, "2026-01-15"), "u1", "s2", T0 + 1).entity  # type: ignore[arg-type]
+    meta = e.metadata  # type: ignore[attr-defined]
+    assert (meta.value, meta.observed_on) == (40, "2026-04-10")
+    assert sorted(h.value for h in meta.history) == [40, 50]
+    e = merge(e, measured(35, "2026-05-02"), "u1", "s3", T0 + 2).entity  # type: ignore[arg-type]
+    assert (e.metadata.value, e.metadata.observed_on) == (35, "2026-05-02")  # type: ignore[attr-defined]
+
+
 def test_a_pain_point_mentioned_in_another_session_counts_once_more() -> None:
     e = merge(None, pain_point(), "u1", "s1", T0).entity
     e = merge(e, pain_point(), "u1", "s2", T0 + 1).entity

@@ -152,9 +152,18 @@ def _merge_metadata(
         merged["history"] = _merge_metric_history(
             old.get("history", []), new_meta, "history" in explicit, now, session_id
         )
+        if _measured_earlier(new_meta.get("observedOn"), old.get("observedOn")):
+            # A value measured before the stored one is history, not the current value.
+            merged["value"], merged["observedOn"] = old.get("value"), old.get("observedOn")
     if entity_type == "pain_point" and not same_session:
         merged["frequency"] = int(old.get("frequency", 1)) + int(new_meta.get("frequency", 1))
     return merged
+
+
+def _measured_earlier(new_day: str | None, old_day: str | None) -> bool:
+    """Both days are known (YYYY-MM-DD, so text order is date order) and the new one is
+    earlier: a backfilled observation."""
+    return bool(new_day and old_day and new_day < old_day)
 
 
 def _new_entity(item: EntityInputBase, user_id: str, session_id: str, now: int) -> BaseEntity:
