@@ -192,6 +192,12 @@ async def test_malformed_json_and_missing_fields(client: httpx.AsyncClient) -> N
         "/v1/users/u1/entities", content=b"{nope", headers={"content-type": "application/json"}
     )
     assert_error(resp, 400, "invalid_json")
+    # The same codes on a route whose body FastAPI parses (truncated JSON, invalid UTF-8).
+    for bad in (b'{"task": "Review Alpha', b'{"task": "\xff\xfe"}'):
+        resp = await client.post(
+            "/v1/users/u1/context", content=bad, headers={"content-type": "application/json"}
+        )
+        assert_error(resp, 400, "invalid_json")
     missing = assert_error(
         await client.put("/v1/users/u1/entities", json={"entities": []}), 422, "missing_field"
     )

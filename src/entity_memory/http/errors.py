@@ -79,7 +79,9 @@ EXTRACTION_ERROR_STATUS = {
     "extractor_unavailable": 400,
     "extractor_misconfigured": 503,
 }
-_HTTP_CODES = {404: "not_found", 405: "method_not_allowed"}
+#: Starlette's own 400 is a body it could not decode (invalid UTF-8): not JSON, as routes that
+#: read their body themselves answer (http/body.py).
+_HTTP_CODES = {400: "invalid_json", 404: "not_found", 405: "method_not_allowed"}
 
 
 @dataclass(frozen=True)
@@ -122,6 +124,14 @@ def _unreachable(exc: Exception) -> Problem:
     )
 
 
+def _invalid_request(exc: RequestValidationError) -> Problem:
+    """A body that is not JSON is 400 `invalid_json` on every route (as on those that read
+    their body themselves); one that is JSON but does not validate, 422 `invalid_request`."""
+    if any(error.get("type") == "json_invalid" for error in exc.errors()):
+        return Problem(400, "invalid_json", "request body is not JSON", pydantic_details(exc))
+    return Problem(422, "invalid_request", "request does not validate", pydantic_details(exc))
+
+
 def _internal(exc: Exception) -> Problem:
     logger.exception("unhandled error", exc_info=exc)
     return Problem(500, "internal", "internal error")
@@ -142,12 +152,7 @@ ERROR_TABLE: dict[type[Exception], Callable[[Exception], Problem]] = {
     ),
     InvalidId: lambda e: Problem(400, "invalid_id", str(e), {"kind": e.kind}),  # type: ignore[attr-defined]
     InvalidType: lambda e: Problem(400, "invalid_type", str(e), {"allowed": list(ENTITY_TYPES)}),
-    RequestValidationError: lambda e: Problem(
-        422,
-        "invalid_request",
-        "request does not validate",
-        pydantic_details(e),  # type: ignore[arg-type]
-    ),
+    RequestValidationError: lambda e: _invalid_request(e),  # type: ignore[arg-type]
     StarletteHTTPException: lambda e: Problem(
         e.status_code,  # type: ignore[attr-defined]
         _HTTP_CODES.get(e.status_code, "http_error"),  # type: ignore[attr-defined]
