@@ -184,8 +184,7 @@ def link_entries(
     """Set the links of the `written` entries (against every campaign and pain point in
     `entries`, the batch's own included), and link older entries whose pending names a
     written campaign or pain point now has."""
-    names = EntityNames(entries)
-    pains = EntityNames(entries, "pain_point")
+    names, pains = _campaign_and_pain_names(entries)
     for entry, entity in written:
         set_links(entry, links_of(entity, names, pains))
     campaigns = {entity.id for _, entity in written if entity.type == "campaign"}
@@ -195,6 +194,19 @@ def link_entries(
     for entry in entries:
         if entry.pending_links:
             _link_pending(entry, names, campaigns, pains, new_pains)
+
+
+def _campaign_and_pain_names(entries: Sequence[IndexEntry]) -> tuple[EntityNames, EntityNames]:
+    """The campaigns' and the pain points' names, in one pass over the index (every write
+    makes both)."""
+    campaigns: list[IndexEntry] = []
+    pains: list[IndexEntry] = []
+    for entry in entries:
+        if entry.type == "campaign":
+            campaigns.append(entry)
+        elif entry.type == "pain_point":
+            pains.append(entry)
+    return EntityNames(campaigns), EntityNames(pains, "pain_point")
 
 
 def _link_pending(
