@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from entity_memory.domain.amounts import amount, plain_number
-from entity_memory.domain.task_dates import MAX_EPOCH_MS, iso_day
+from entity_memory.domain.task_dates import day_of
 from entity_memory.domain.text import estimate_tokens, normalize_name, tokenize
 from entity_memory.domain.trends import trend_of
 
@@ -55,9 +55,7 @@ def neutralise(text: Any) -> str:
 def _date(ms: Any) -> str | None:
     """The day of a stored time; None for none, or one past year 9999 (older versions let a
     client store those in a metric's history)."""
-    if not isinstance(ms, int | float) or not 0 < ms <= MAX_EPOCH_MS:
-        return None
-    return iso_day(int(ms))
+    return day_of(int(ms)) if isinstance(ms, int | float) else None
 
 
 def _unit(meta: Mapping[str, Any]) -> str | None:

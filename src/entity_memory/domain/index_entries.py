@@ -19,7 +19,7 @@ from entity_memory.domain.models import (
     PainPointMetadata,
 )
 from entity_memory.domain.ranking import keywords_for, name_term_count
-from entity_memory.domain.task_dates import MAX_EPOCH_MS, is_real_day, iso_day
+from entity_memory.domain.task_dates import day_of, is_real_day
 
 #: Metadata fields whose values are worth matching on.
 _METADATA_TERMS = (
@@ -48,15 +48,13 @@ def days_of(entity: BaseEntity) -> str | None:
     """The days the entity was said on (its provenance: the session's time for an extracted
     entity) or measured on (a metric's `observedOn`, current and in its history), newest
     first; only when it holds neither, the days of its first and last write."""
-    days = {iso_day(p.at) for p in entity.provenance if p.at and p.at <= MAX_EPOCH_MS}
+    days = {day for p in entity.provenance if p.at and (day := day_of(p.at))}
     meta = getattr(entity, "metadata", None)
     if isinstance(meta, MetricMetadata):
         measured = [h.observed_on for h in meta.history] + [meta.observed_on]
         days.update(day for day in measured if day and is_real_day(day))
     if not days:
-        days = {
-            iso_day(at) for at in (entity.created_at, entity.updated_at) if 0 < at <= MAX_EPOCH_MS
-        }
+        days = {day for at in (entity.created_at, entity.updated_at) if (day := day_of(at))}
     return " ".join(sorted(days, reverse=True)[:MAX_DAYS]) or None
 
 

@@ -140,6 +140,12 @@ def iso_day(ms: int) -> str:
     return datetime.fromtimestamp(ms / 1000, tz=UTC).date().isoformat()
 
 
+def day_of(ms: int) -> str | None:
+    """The UTC day of a stored time, or None for none or one past year 9999 (older versions
+    accepted such times from clients)."""
+    return iso_day(ms) if 0 < ms <= MAX_EPOCH_MS else None
+
+
 def is_real_day(text: str) -> bool:
     """Whether `text` is a YYYY-MM-DD day that exists (ASCII digits, a real month and day)."""
     if len(text) != len("yyyy-mm-dd") or not text.isascii():
