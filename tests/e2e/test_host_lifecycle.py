@@ -17,6 +17,9 @@ from .hostproc import start_host
 
 pytestmark = pytest.mark.e2e
 
+#: Writes in flight at once: after the kill (at 6 acknowledged) at most this many more can be.
+IN_FLIGHT = 4
+
 
 def _descendants(root: int) -> list[int]:
     children: dict[int, list[int]] = {}
@@ -54,11 +57,16 @@ def test_kill_9_mid_load_then_retry_leaves_every_acknowledged_write_indexed(
     acked: set[str] = set()
 
     async def send_all(base_url: str, kill_after: int | None, pid: int | None) -> None:
+        # A few requests in flight at a time: concurrent writes, yet the kill always comes
+        # while most batches are still unsent, however fast this machine answers (all 24 sent
+        # at once could all be answered before the kill, and the host would not die mid-load).
+        in_flight = asyncio.Semaphore(IN_FLIGHT)
         async with httpx.AsyncClient(base_url=base_url, timeout=60) as ac:
 
             async def one(body: dict) -> None:
                 try:
-                    r = await ac.put(f"/v1/users/{user}/entities", json=body)
+                    async with in_flight:
+                        r = await ac.put(f"/v1/users/{user}/entities", json=body)
                 except httpx.HTTPError:
                     return
                 if r.status_code == 200:
