@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from entity_memory.domain.models import parse_entity
+from entity_memory.domain.models import EntityInputBase, parse_entity
 from entity_memory.domain.trends import better_direction, metric_trends, trend_of
 from entity_memory.service.erasure import forget_user
 from entity_memory.service.maintenance import reindex_recent_users
@@ -164,6 +164,24 @@ async def test_trends_endpoint_data(lstore: EntityStore, ledger: Ledger, clock: 
         "better": "lower",
     }
     assert trends["alpha-roas"]["trend"] == "worsening"
+
+
+async def test_a_value_told_late_about_an_earlier_day_takes_its_place_in_the_trend(
+    lstore: EntityStore, ledger: Ledger, clock: Clock
+) -> None:
+    def cpa(value: float, day: str) -> EntityInputBase:
+        meta = {"kpi": "CPA", "value": value, "unit": "USD", "observedOn": day}
+        return metric(value=value, metadata=meta)
+
+    await upsert_one(lstore, "u1", cpa(41.0, "2026-03-01"), "s1")
+    clock.advance(DAY)
+    # The backfill: a value measured weeks before the one already stored.
+    await upsert_one(lstore, "u1", cpa(52.0, "2026-02-01"), "s2")
+    (trend,) = metric_trends(await ledger.metric_observations("u1"))
+    assert (trend["first"], trend["last"], trend["trend"]) == (52.0, 41.0, "improving")
+    assert trend["firstAt"] < trend["lastAt"]
+    stored = await lstore.get("u1", "metric", "alpha-cpa")
+    assert stored.metadata.value == 41.0  # type: ignore[attr-defined]
 
 
 async def test_changes_since_returns_only_later_changes(

@@ -140,6 +140,14 @@ def iso_day(ms: int) -> str:
     return datetime.fromtimestamp(ms / 1000, tz=UTC).date().isoformat()
 
 
+def day_start_ms(day: str) -> int:
+    """Epoch milliseconds of a YYYY-MM-DD day's start (UTC): where a dated value sorts among
+    times."""
+    return (
+        int(datetime.combine(date.fromisoformat(day), datetime.min.time(), UTC).timestamp()) * 1000
+    )
+
+
 def day_of(ms: int) -> str | None:
     """The UTC day of a stored time, or None for none or one past year 9999 (older versions
     accepted such times from clients)."""

@@ -14,7 +14,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
 from entity_memory.domain.merge import Change
-from entity_memory.domain.models import BaseEntity
+from entity_memory.domain.models import BaseEntity, MetricObservation
+from entity_memory.domain.task_dates import day_start_ms, is_real_day
 from entity_memory.storage.d1 import D1Database, Statement
 from entity_memory.storage.ledger_rows import PendingPart, PendingSession, ProcessedSession
 
@@ -80,8 +81,17 @@ def _version_row(
     )
 
 
+def _measured_at(obs: MetricObservation) -> int:
+    """The start of the day it was measured, or when it was told (no day, or an impossible
+    one an older version stored)."""
+    day = obs.observed_on
+    return day_start_ms(day) if day and is_real_day(day) else obs.at
+
+
 def _observation_row(entity: BaseEntity) -> Statement | None:
-    """The newest observation of a metric, if this write added one."""
+    """The newest observation of a metric, if this write added one, at the day it was
+    measured when the conversation said (else when it was told): trends order a series by
+    `observed_at`, so a value told late about an earlier day takes its place in time."""
     meta = entity.metadata  # type: ignore[attr-defined]
     if entity.type != "metric" or not meta.history:
         return None
@@ -97,7 +107,7 @@ def _observation_row(entity: BaseEntity) -> Statement | None:
             meta.kpi,
             obs.value,
             meta.unit,
-            obs.at,
+            _measured_at(obs),
             obs.session_id,
         ),
     )
