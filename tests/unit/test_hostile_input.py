@@ -96,8 +96,9 @@ async def test_chunked_bodies_over_the_cap_are_refused(memkv: InMemoryKV, clock:
 
 
 METRIC = {"type": "metric", "name": "Alpha CPA", "metadata": {"kpi": "CPA", "value": 30}}
-#: Times a client may not state: no calendar date (past year 9999), or not an integer.
-BAD_TIMES = (MAX_SAFE_INTEGER, 253_402_300_800_000, True, "1772539200000")
+#: Times a client may not state: no calendar date (past year 9999), not an integer, or
+#: seconds (read as milliseconds, a day in January 1970).
+BAD_TIMES = (MAX_SAFE_INTEGER, 253_402_300_800_000, True, "1772539200000", 1_772_539_200, 0)
 #: Days that do not exist, or not in ASCII digits.
 BAD_DAYS = ("2026-02-31", "2026-13-45", "\uff12\uff10\uff12\uff16-03-03")
 
@@ -117,6 +118,13 @@ BAD_DAYS = ("2026-02-31", "2026-13-45", "\uff12\uff10\uff12\uff16-03-03")
             "at",
         ),
         *(({**PAIN, "provenance": [{"excerpt": "e", "at": at}]}, "at") for at in BAD_TIMES),
+        (
+            {
+                **METRIC,
+                "metadata": {**METRIC["metadata"], "history": [{"value": 30, "at": 1_772_539_200}]},
+            },
+            "metric",
+        ),
         *(
             ({**METRIC, "metadata": {**METRIC["metadata"], "observedOn": day}}, "metric")
             for day in BAD_DAYS

@@ -10,12 +10,20 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    field_validator,
+    model_validator,
+)
 from pydantic.alias_generators import to_camel
 
 from entity_memory.domain.keys import ENTITY_TYPES, validate_id
 from entity_memory.domain.safe_json import MAX_SAFE_INTEGER
-from entity_memory.domain.task_dates import MAX_EPOCH_MS, is_real_day
+from entity_memory.domain.task_dates import MAX_EPOCH_MS, MIN_EPOCH_MS, is_real_day
 from entity_memory.domain.vocab import PREFERENCE_CATEGORIES, preference_category
 
 EntityType = Literal["campaign", "metric", "decision", "pain_point", "preference"]
@@ -36,9 +44,18 @@ Importance = Annotated[float, Field(ge=0.0, le=1.0)]
 #: Times, counters and versions: exact in JSON, JavaScript, KV metadata and D1 (<= 2^53), so
 #: nothing is stored that a later read cannot parse back.
 SafeCount = Annotated[int, Field(ge=0, le=MAX_SAFE_INTEGER)]
+
+
+def _in_milliseconds(ms: int) -> int:
+    """A time in seconds passes as milliseconds in 1970: refused with what it probably is."""
+    if ms < MIN_EPOCH_MS:
+        raise ValueError(f"{ms} is before 2000: times are epoch milliseconds, not seconds")
+    return ms
+
+
 #: A time a client states (epoch milliseconds): an integer (not `true`, not a numeric string)
-#: with a calendar date.
-EpochMs = Annotated[int, Field(strict=True, ge=0, le=MAX_EPOCH_MS)]
+#: with a calendar date, from 2000 on.
+EpochMs = Annotated[int, Field(strict=True, le=MAX_EPOCH_MS), AfterValidator(_in_milliseconds)]
 ShortText = Annotated[str, Field(max_length=500)]
 Name = Annotated[str, Field(min_length=1, max_length=MAX_NAME_LENGTH)]
 
@@ -213,12 +230,15 @@ class MetricInput(EntityInputBase):
     @model_validator(mode="after")
     def _real_days(self) -> MetricInput:
         """A day that does not exist ("2026-02-31") would reach the agent's prompt and take
-        the place of real ones in the entry's `days`: refused as sent (stored documents keep
-        what older versions accepted)."""
+        the place of real ones in the entry's `days`, and a history time in seconds would
+        date the value in 1970: refused as sent (stored documents keep what older versions
+        accepted)."""
         meta = self.metadata
         for day in (meta.observed_on, *(h.observed_on for h in meta.history)):
             if day and not is_real_day(day):
                 raise ValueError(f"observedOn {day!r} is not a real day (YYYY-MM-DD)")
+        for observation in meta.history:
+            _in_milliseconds(observation.at)
         return self
 
 

@@ -70,6 +70,9 @@ _LOOK_BACK = 24
 MAX_DATES = 8
 #: The last millisecond of the year 9999: later times have no calendar date to show or match.
 MAX_EPOCH_MS = 253_402_300_799_999
+#: 2000-01-01: a client's time before it is one in seconds read as milliseconds (a day in
+#: January 1970), not when anything in an ads account was said or measured.
+MIN_EPOCH_MS = 946_684_800_000
 
 
 def dates_in(task: str, now_ms: int) -> list[str]:
