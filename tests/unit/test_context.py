@@ -198,6 +198,30 @@ def test_a_decision_shows_its_measured_outcome() -> None:
     assert "since" not in text  # nothing observed before it: no outcome to claim
 
 
+def test_a_value_told_after_a_decision_about_a_day_before_it_is_no_outcome() -> None:
+    switch = 20_000 * DAY_MS  # 2024-10-04
+    history = [
+        {"value": 55, "at": switch - 9 * DAY_MS, "sessionId": "s1"},
+        # Told three days after the switch, measured the day before it.
+        {"value": 47, "at": switch + 3 * DAY_MS, "sessionId": "s2", "observedOn": "2024-10-03"},
+    ]
+    cpa = {
+        **ent("metric", "Alpha CPA"),
+        "metadata": {"kpi": "CPA", "value": 47, "campaign": "Alpha", "history": history},
+    }
+    decision = {
+        **ent("decision", "Alpha to target CPA", "switched bidding"),
+        "createdAt": switch,
+        "metadata": {"action": "switch bidding", "affectedEntities": ["Alpha"]},
+    }
+    line = next(
+        x
+        for x in assemble_entity_context([decision, cpa]).splitlines()
+        if x.startswith("- **Alpha to target CPA")
+    )
+    assert "since" not in line
+
+
 def test_a_campaigns_current_fields_show_even_when_its_sentence_is_older() -> None:
     """Issue 22: a strategy edited (PUT, inspector) shows in the next block, not only the
     `content` sentence an earlier write left."""

@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from entity_memory.domain.amounts import amount, plain_number
-from entity_memory.domain.task_dates import day_of
+from entity_memory.domain.task_dates import day_of, measured_ms
 from entity_memory.domain.text import estimate_tokens, normalize_name, tokenize
 from entity_memory.domain.trends import trend_of
 
@@ -132,9 +132,11 @@ def _field_facts(entity_type: str, meta: Mapping[str, Any]) -> str:
 
 
 def _observations(metric: Mapping[str, Any]) -> list[tuple[int, float]]:
+    """(when measured, value), oldest first: a value told after a decision about a day
+    before it is no outcome of it."""
     meta = metric.get("metadata") or {}
     points = [
-        (h["at"], float(h["value"]))
+        (measured_ms(h.get("observedOn"), h["at"]), float(h["value"]))
         for h in meta.get("history") or []
         if isinstance(h.get("at"), int) and isinstance(h.get("value"), int | float)
     ]

@@ -151,6 +151,15 @@ def day_start_ms(day: str) -> int:
     )
 
 
+def measured_ms(observed_on: object, told_at: int) -> int:
+    """When a value was measured: the start of its `observedOn` day where the conversation
+    said (and the day is real: older versions stored what they were sent), else when it was
+    told. A value told late about an earlier day sorts where it belongs."""
+    if isinstance(observed_on, str) and is_real_day(observed_on):
+        return day_start_ms(observed_on)
+    return told_at
+
+
 def day_of(ms: int) -> str | None:
     """The UTC day of a stored time, or None for none or one past year 9999 (older versions
     accepted such times from clients)."""

@@ -14,8 +14,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
 from entity_memory.domain.merge import Change
-from entity_memory.domain.models import BaseEntity, MetricObservation
-from entity_memory.domain.task_dates import day_start_ms, is_real_day
+from entity_memory.domain.models import BaseEntity
+from entity_memory.domain.task_dates import measured_ms
 from entity_memory.storage.d1 import D1Database, Statement
 from entity_memory.storage.ledger_rows import PendingPart, PendingSession, ProcessedSession
 
@@ -81,13 +81,6 @@ def _version_row(
     )
 
 
-def _measured_at(obs: MetricObservation) -> int:
-    """The start of the day it was measured, or when it was told (no day, or an impossible
-    one an older version stored)."""
-    day = obs.observed_on
-    return day_start_ms(day) if day and is_real_day(day) else obs.at
-
-
 def _observation_row(entity: BaseEntity) -> Statement | None:
     """The newest observation of a metric, if this write added one, at the day it was
     measured when the conversation said (else when it was told): trends order a series by
@@ -107,7 +100,7 @@ def _observation_row(entity: BaseEntity) -> Statement | None:
             meta.kpi,
             obs.value,
             meta.unit,
-            _measured_at(obs),
+            measured_ms(obs.observed_on, obs.at),
             obs.session_id,
         ),
     )
