@@ -256,6 +256,22 @@ def test_a_preference_shows_its_value_and_a_decision_its_action() -> None:
     assert "- **Updates**: [bullets]" in text and "[action pause it]" in text
 
 
+def test_a_decisions_action_its_sentence_already_says_is_said_once() -> None:
+    said = "Set up call tracking for the website: callers from ads see a forwarding number."
+    decision = {
+        "type": "decision",
+        "name": "Website call tracking",
+        "content": said,
+        "metadata": {"action": "set up call tracking for the website"},
+    }
+    text = assemble_entity_context([decision])
+    line = next(x for x in text.splitlines() if x.startswith("- **Website call tracking"))
+    assert line.lower().count("call tracking for the website") == 1, line
+    # An action edited since (the sentence is older) still shows.
+    edited = {**decision, "metadata": {"action": "remove the forwarding number"}}
+    assert "[action remove the forwarding number]" in assemble_entity_context([edited])
+
+
 def test_linked_entities_stand_under_their_campaign() -> None:
     alpha = {**ent("campaign", "Campaign Alpha", "on tCPA"), "id": "campaign-alpha"}
     cpa = {**ent("metric", "Alpha CPA", "CPA is $42"), "id": "alpha-cpa"}

@@ -106,10 +106,12 @@ def _metric_facts(meta: Mapping[str, Any]) -> str:
     return "; ".join(p for p in (", ".join(parts), series) if p)
 
 
-def _field_facts(entity_type: str, meta: Mapping[str, Any]) -> str:
+def _field_facts(entity_type: str, meta: Mapping[str, Any], said: str = "") -> str:
     """The current structured fields of a campaign, decision, pain point or preference, so a
     field changed by any path (extraction, PUT, the inspector) shows in the next block even
-    when `content` still holds an older sentence (issue 22 item 1)."""
+    when `content` still holds an older sentence (issue 22 item 1). A decision's action or
+    outcome that its name or sentence already says word for word (`said`, normalised) is not
+    said twice; a campaign's fields always are, since its sentence may name an old value."""
     parts: list[str] = []
     if entity_type == "campaign":
         if meta.get("strategy"):
@@ -119,10 +121,10 @@ def _field_facts(entity_type: str, meta: Mapping[str, Any]) -> str:
         if meta.get("status"):
             parts.append(f"status {meta['status']}")
     elif entity_type == "decision":
-        if meta.get("action"):
-            parts.append(f"action {meta['action']}")
-        if meta.get("outcome"):
-            parts.append(f"outcome {meta['outcome']}")
+        for field in ("action", "outcome"):
+            value = meta.get(field)
+            if value and normalize_name(str(value)) not in said:
+                parts.append(f"{field} {value}")
     elif entity_type == "pain_point":
         if isinstance(meta.get("frequency"), int) and meta["frequency"] > 1:
             parts.append(f"seen {meta['frequency']} times")
@@ -200,7 +202,8 @@ def _entry(
         if facts:
             content = f"{content} [{neutralise(facts)}]" if content else f"[{neutralise(facts)}]"
     if item.get("type") != "metric" and isinstance(meta, Mapping):
-        facts = _field_facts(str(item.get("type")), meta)
+        said = normalize_name(f"{item['name']} | {content}")
+        facts = _field_facts(str(item.get("type")), meta, said)
         # Only what the sentence does not already say (a fact repeated verbatim is noise).
         if facts and neutralise(facts).lower() not in content.lower():
             content = f"[{neutralise(facts)}] {content}" if content else f"[{neutralise(facts)}]"
