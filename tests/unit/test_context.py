@@ -272,6 +272,18 @@ def test_a_decisions_action_its_sentence_already_says_is_said_once() -> None:
     assert "[action remove the forwarding number]" in assemble_entity_context([edited])
 
 
+def test_the_sentence_shows_only_where_it_says_more_than_the_fields() -> None:
+    def line(content: str, unit: str | None) -> str:
+        meta = {"kpi": "CPA", "value": 36, "unit": unit}
+        text = assemble_entity_context([{**ent("metric", "CPA", content), "metadata": meta}])
+        return next(x for x in text.splitlines() if x.startswith("- **CPA**"))
+
+    assert line("CPA 36.", None) == "- **CPA**: [value 36]"
+    assert "CPA $36" in line("CPA $36.", None)  # the currency is more than the fields say
+    assert "over the last 14 days" in line("CPA 36 over the last 14 days.", None)
+    assert line("CPA is $36", "USD") == "- **CPA**: [value $36]"
+
+
 def test_linked_entities_stand_under_their_campaign() -> None:
     alpha = {**ent("campaign", "Campaign Alpha", "on tCPA"), "id": "campaign-alpha"}
     cpa = {**ent("metric", "Alpha CPA", "CPA is $42"), "id": "alpha-cpa"}

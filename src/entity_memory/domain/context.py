@@ -4,6 +4,9 @@ The SPEC's `assemble_entity_context` (section order, labels, five per type, a to
 with what an agent needs to act on a memory rather than merely read it:
 
 - each entity says when it was true ("as of" its last update), so old facts read as old;
+- a line is the entity's current fields (a campaign's strategy, budget and status, a
+  decision's action and outcome, a preference's value), and its stored sentence only where
+  that says a word or an amount more: nothing is said twice;
 - a metric shows its value, target and its dated series (the first observation, then the last
   few, improving or worsening from first to last by the KPI's direction), so "since the first
   quarter" and "at its peak against now" read off the block; metrics of one campaign stand together;
@@ -197,21 +200,41 @@ def _entry(
         notes.append(f"as of {as_of}")
     head = f"**{neutralise(item['name'])}**" + (f" ({', '.join(notes)})" if notes else "")
     content = neutralise(item.get("content", ""))
+    facts = ""
     if item.get("type") == "metric" and isinstance(meta, Mapping):
-        facts = _metric_facts(meta)
-        if facts:
-            content = f"{content} [{neutralise(facts)}]" if content else f"[{neutralise(facts)}]"
-    if item.get("type") != "metric" and isinstance(meta, Mapping):
+        facts = neutralise(_metric_facts(meta))
+    elif isinstance(meta, Mapping):
         said = normalize_name(f"{item['name']} | {content}")
-        facts = _field_facts(str(item.get("type")), meta, said)
+        facts = neutralise(_field_facts(str(item.get("type")), meta, said))
         # Only what the sentence does not already say (a fact repeated verbatim is noise).
-        if facts and neutralise(facts).lower() not in content.lower():
-            content = f"[{neutralise(facts)}] {content}" if content else f"[{neutralise(facts)}]"
+        if facts.lower() in content.lower():
+            facts = ""
+    if facts and not _says_more(content, f"{item['name']} {' '.join(notes)} {facts}"):
+        content = ""  # the line is the fields: the sentence says nothing they do not
+    if facts:
+        first, last = (
+            (content, f"[{facts}]") if item.get("type") == "metric" else (f"[{facts}]", content)
+        )
+        content = f"{first} {last}".strip()
     if item.get("type") == "decision":
         outcome = decision_outcome(item, metrics)
         if outcome:
             content = f"{content} [{outcome}]" if content else f"[{outcome}]"
     return f"- {head}: {content}\n"
+
+
+#: An amount as written, its currency or percent sign kept: "$36" says more than "36".
+_AMOUNT = re.compile(r"[$€£¥]\s?\d[\d,]*(?:\.\d+)?|\d[\d,]*(?:\.\d+)?\s?%")
+
+
+def _terms_and_amounts(text: str) -> set[str]:
+    return set(tokenize(text)) | {a.replace(" ", "") for a in _AMOUNT.findall(text)}
+
+
+def _says_more(content: str, known: str) -> bool:
+    """Whether the sentence holds a word or an amount that the name and fields do not (issue
+    22: the line comes from the fields, `content` only where it says more)."""
+    return not _terms_and_amounts(content) <= _terms_and_amounts(known)
 
 
 def _about(item: Mapping[str, Any], task_terms: set[str]) -> bool:
