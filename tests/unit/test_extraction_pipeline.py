@@ -22,6 +22,7 @@ from entity_memory.extraction.base import (
     Message,
     Usage,
 )
+from entity_memory.extraction.registry import build_extractor
 from entity_memory.extraction.resolve import Resolver, fuzzy_same
 from entity_memory.extraction.validate import validate_candidates
 from entity_memory.http.app import create_app
@@ -561,6 +562,21 @@ def test_a_target_never_overwrites_a_value_and_is_no_observation() -> None:
     meta = updated.metadata  # type: ignore[attr-defined]
     assert (meta.value, meta.target) == (3.1, 4.0)
     assert [h.value for h in meta.history] == [3.1]
+
+
+async def test_a_strategys_new_figure_in_a_later_session_is_the_stored_metrics_target(
+    pipeline_parts, clock: Clock
+) -> None:
+    store, ledger, bindings = pipeline_parts
+    run = SessionExtraction(store, ledger, bindings, build_extractor)
+    await go(run, "u1", "s1", msgs("Campaign Croissant CPA is $36 against the $38 target."), None)
+    clock.advance(86_400_000)
+    await go(run, "u1", "s2", msgs("ok, done: Campaign Croissant tCPA is now $35."), None)
+    [entry] = [e for e in await store.list("u1") if e.type == "metric"]
+    metric = await store.get("u1", "metric", entry.id)
+    meta = metric.metadata  # type: ignore[union-attr]
+    assert (meta.value, meta.target) == (36, 35)
+    assert [h.value for h in meta.history] == [36]  # a target is no observation
 
 
 async def test_a_resend_retries_the_pending_messages_and_processes_new_ones(

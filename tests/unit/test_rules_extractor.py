@@ -14,6 +14,7 @@ from typing import Any
 from bench.quality import malformed_name
 
 from entity_memory.extraction.base import KnownEntity, Message
+from entity_memory.extraction.grounding import ground, session_context
 from entity_memory.extraction.rules import RulesExtractor, extract_candidates
 from entity_memory.extraction.validate import validate_candidates
 
@@ -163,6 +164,34 @@ def test_a_target_before_the_number_is_a_target() -> None:
 def test_a_strategy_name_is_not_a_kpi_value() -> None:
     cands = run(user("Campaign Croissant runs on Target CPA at $40."))
     assert of(cands, "metric") == []
+
+
+CROISSANT = KnownEntity("campaign", "campaign-croissant", "Campaign Croissant")
+CROISSANT_CPA = KnownEntity("metric", "campaign-croissant-cpa", "Campaign Croissant CPA")
+
+
+def test_a_strategys_figure_is_the_target_of_the_users_metric() -> None:
+    said = assistant("Done: Campaign Croissant tCPA is now $35.")
+    metric = single(run(said, known=[CROISSANT, CROISSANT_CPA]), "metric")
+    assert metric["name"] == "Campaign Croissant CPA"
+    assert metric["metadata"]["target"] == 35 and "value" not in metric["metadata"]
+    # No such metric stored: a target alone makes none.
+    assert of(run(said, known=[CROISSANT]), "metric") == []
+
+
+def test_a_target_set_after_the_value_is_the_one_that_stays_and_both_are_grounded() -> None:
+    turns = [
+        user("Campaign Croissant CPA is $36 against the $38 target."),
+        assistant("We could go lower."),
+        user("ok, done: Campaign Croissant tCPA is now $35."),
+    ]
+    msgs = [Message(role=role, content=text) for role, text in turns]  # type: ignore[arg-type]
+    cands = extract_candidates(msgs, [CROISSANT])
+    metric = single(cands, "metric")
+    assert (metric["metadata"]["value"], metric["metadata"]["target"]) == (36, 35)
+    inputs, _ = validate_candidates(cands)
+    kept, rejected = ground(inputs, session_context(msgs, [CROISSANT]))
+    assert not rejected and any(k.type == "metric" for k in kept), rejected
 
 
 def test_an_assistant_figure_needs_its_campaign() -> None:

@@ -143,14 +143,22 @@ def importance(entity_type: str, fact: Any) -> float:
 
 def _stating(sources: list[Sentence], meta: dict[str, object]) -> str:
     """The excerpt that states the fact's numbers (a campaign first mentioned, then given a
-    budget, is sourced to the budget's sentence); the first one when none has them all."""
+    budget, is sourced to the budget's sentence). When no one sentence states them all (a
+    value, then a target set later in the session), the first sentence stating each, joined
+    by an ellipsis as a quote of two places is (grounding checks each piece); the first
+    sentence when some number is in none."""
     numbers = [
         v for k in ("value", "target", "budget") if isinstance(v := meta.get(k), int | float)
     ]
     for s in sources:
         if all(mentions_of(float(n), s.excerpt) for n in numbers):
             return s.excerpt
-    return sources[0].excerpt
+    stating = [
+        next((s for s in sources if mentions_of(float(n), s.excerpt)), None) for n in numbers
+    ]
+    if not numbers or None in stating:
+        return sources[0].excerpt
+    return " … ".join(dict.fromkeys(s.excerpt for s in stating if s is not None))
 
 
 def _known_names(known: list[KnownEntity]) -> dict[tuple[str, str], str]:
@@ -178,6 +186,10 @@ def to_candidates(
             stored = names.get((entity_type, key))
             if stored is None and short:
                 stored = names.get((entity_type, normalize_name(short[0])))
+            if entity_type == "metric" and fact.value is None and stored is None:
+                # A target alone ("tCPA is now $35") updates a metric the user has; it makes
+                # none: which of a lead business's KPIs a Target CPA aims at is not said.
+                continue
             if stored is None and entity_type == "preference":
                 stored = preferences.revises(fact, known)
             name = stored or (short[0] if short else fact.name)

@@ -125,6 +125,45 @@ def _kpis(text: str) -> list[tuple[int, int, str]]:
     return kept
 
 
+#: The KPI a bid strategy aims at: its figure ("tCPA is now $35", "the $38 Target CPA") is
+#: that KPI's target.
+_STRATEGY_KPI = {"Target CPA": "CPA", "Target ROAS": "ROAS"}
+
+
+def _strategy_targets(
+    text: str, mentions: list[Mention], context: str | None, sentence: Sentence
+) -> list[Reading]:
+    """A campaign's KPI target stated as its bid strategy's figure: the amount right after the
+    strategy ("Target CPA at $38", "tCPA is now $35") or right before it ("the $38 Target
+    CPA"). Only for a campaign the sentence or turn names: a target is a campaign's setting."""
+    out = []
+    for pattern, strategy in STRATEGY_RES:
+        kpi = _STRATEGY_KPI.get(strategy)
+        if kpi is None:
+            continue
+        for m in pattern.finditer(text):
+            campaign = owner(m.start(), text, mentions) if mentions else context
+            after = VALUE.match(text, m.end() + len(_gap_of(text[m.end() :])))
+            before = re.search(rf"{VALUE.pattern}\s*$", text[: m.start()])
+            amount = next(
+                (v for v in (after, before) if v and v.group("num") and _explicit(v)), None
+            )
+            if campaign and amount:
+                reading = Reading(kpi, campaign, sources=[sentence])
+                reading.target, reading.target_text = _number(amount), amount.group(0).strip()
+                out.append(reading)
+    return out
+
+
+def _gap_of(rest: str) -> str:
+    """The linking words between a strategy and its figure ("is now", "at", "of", "to")."""
+    m = _STRATEGY_LINK.match(rest)
+    return m.group(0) if m else ""
+
+
+_STRATEGY_LINK = re.compile(r"\s*(?:(?:is|was|now|at|of|to|set|:|=)\s*){0,3}", re.I)
+
+
 def _values_after(text: str, end: int, stop: int) -> list[re.Match[str]]:
     return [
         m
@@ -179,7 +218,7 @@ def detect(sentence: Sentence, finder: MentionFinder, context: str | None) -> li
         # figure must say which campaign it is about.
         if reading.value is not None and (campaign or sentence.role == "user"):
             out.append(reading)
-    return out
+    return out + _strategy_targets(text, mentions, context, sentence)
 
 
 def merge(into: Reading, new: Reading) -> None:
@@ -190,9 +229,10 @@ def merge(into: Reading, new: Reading) -> None:
 
 
 def summary(r: Reading) -> str:
-    text = f"{r.kpi} {r.value_text}"
-    if r.target_text:
-        text += f" (target {r.target_text})"
+    if r.value_text is None:
+        text = f"{r.kpi} target {r.target_text}"
+    else:
+        text = f"{r.kpi} {r.value_text}" + (f" (target {r.target_text})" if r.target_text else "")
     return f"{text}, {r.campaign}." if r.campaign else f"{text}."
 
 
@@ -223,7 +263,11 @@ def short_names(r: Reading, campaign_names: Iterable[str]) -> list[str]:
 
 
 def metadata(r: Reading) -> dict[str, object]:
-    meta: dict[str, object] = {"kpi": r.kpi, "value": r.value}
+    """The reading's fields; a value not stated is left out, so merging a target into the
+    stored metric keeps its value."""
+    meta: dict[str, object] = {"kpi": r.kpi}
+    if r.value is not None:
+        meta["value"] = r.value
     if r.unit:
         meta["unit"] = r.unit
     if r.campaign:
