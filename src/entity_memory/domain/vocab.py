@@ -115,16 +115,21 @@ STATUSES: dict[str, str] = {
     "ended": "ended",
 }
 
+#: Each KPI's name (what a metric is stored under) and the ways people write it, the
+#: acronym last. Both KPI tables below are made from it.
+_KPIS: tuple[tuple[str, str], ...] = (
+    ("CPA", r"cost per (?:acquisition|action|conversion)|cpa"),
+    ("ROAS", r"return on ad(?:vertising)? spend|roas"),
+    ("CTR", r"click[ -]?through[ -]?rates?|ctr"),
+    ("CPC", r"cost per click|cpc"),
+    ("CPM", r"cost per (?:mille|thousand(?: impressions)?)|cpm"),
+    ("CPL", r"cost per lead|cpl"),
+    ("conversion rate", r"conversion rates?|cvr"),
+    ("AOV", r"average order value|aov"),
+)
 #: KPIs as people write them: a pattern and the display name a metric is stored under.
 KPI_NAMES: tuple[tuple[str, str], ...] = (
-    (r"cost per (?:acquisition|action|conversion)|cpa", "CPA"),
-    (r"return on ad(?:vertising)? spend|roas", "ROAS"),
-    (r"click[ -]?through[ -]?rate|ctr", "CTR"),
-    (r"cost per click|cpc", "CPC"),
-    (r"cost per (?:mille|thousand(?: impressions)?)|cpm", "CPM"),
-    (r"cost per lead|cpl", "CPL"),
-    (r"conversion rate|cvr", "conversion rate"),
-    (r"average order value|aov", "AOV"),
+    *((pattern, name) for name, pattern in _KPIS),
     (r"impression share", "impression share"),
 )
 
@@ -181,15 +186,10 @@ CONVERSION_NOUNS = (
 )
 #: KPIs that are one measurement under different words: a pattern and the canonical KPI. Two
 #: metrics of one owner whose KPIs canonicalise alike are one metric (extraction/resolve.py).
-KPI_SYNONYMS: tuple[tuple[str, str], ...] = (
-    (rf"cost per (?:{CONVERSION_NOUNS})|cpa", "CPA"),
-    (r"cost per lead|cpl", "CPL"),
-    (r"return on ad(?:vertising)? spend|roas", "ROAS"),
-    (r"click[ -]?through[ -]?rates?|ctr", "CTR"),
-    (r"cost per click|cpc", "CPC"),
-    (r"cost per (?:mille|thousand(?: impressions)?)|cpm", "CPM"),
-    (r"conversion rates?|cvr", "conversion rate"),
-    (r"average order value|aov", "AOV"),
+KPI_SYNONYMS: tuple[tuple[str, str], ...] = tuple(
+    # Any conversion action's cost is a CPA ("cost per booking").
+    (rf"cost per (?:{CONVERSION_NOUNS})|cpa" if name == "CPA" else pattern, name)
+    for name, pattern in _KPIS
 )
 
 
