@@ -281,6 +281,7 @@ def test_the_sentence_shows_only_where_it_says_more_than_the_fields() -> None:
     assert line("CPA 36.", None) == "- **CPA**: [value 36]"
     assert "CPA $36" in line("CPA $36.", None)  # the currency is more than the fields say
     assert "over the last 14 days" in line("CPA 36 over the last 14 days.", None)
+    assert "down to 36" in line("CPA down to 36.", None)  # a common word that says more
     assert line("CPA is $36", "USD") == "- **CPA**: [value $36]"
 
 

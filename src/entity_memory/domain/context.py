@@ -227,8 +227,19 @@ def _entry(
 _AMOUNT = re.compile(r"[$€£¥]\s?\d[\d,]*(?:\.\d+)?|\d[\d,]*(?:\.\d+)?\s?%")
 
 
+#: Words ranking drops as too common that still change what a sentence says ("not fixed",
+#: "down to $31", "over the target"): a sentence holding one says more than its fields.
+_SENSE_WORDS = frozenset(
+    "no not nor never more most less least up down over under above below before after "
+    "off only again too very few than against same other".split()
+)
+_WORD = re.compile(r"[a-z]+")
+
+
 def _terms_and_amounts(text: str) -> set[str]:
-    return set(tokenize(text)) | {a.replace(" ", "") for a in _AMOUNT.findall(text)}
+    amounts = {a.replace(" ", "") for a in _AMOUNT.findall(text)}
+    senses = _SENSE_WORDS.intersection(_WORD.findall(text.lower()))
+    return set(tokenize(text)) | amounts | senses
 
 
 def _says_more(content: str, known: str) -> bool:
