@@ -143,22 +143,14 @@ def importance(entity_type: str, fact: Any) -> float:
 
 def _stating(sources: list[Sentence], meta: dict[str, object]) -> str:
     """The excerpt that states the fact's numbers (a campaign first mentioned, then given a
-    budget, is sourced to the budget's sentence). When no one sentence states them all (a
-    value, then a target set later in the session), the first sentence stating each, joined
-    by an ellipsis as a quote of two places is (grounding checks each piece); the first
-    sentence when some number is in none."""
+    budget, is sourced to the budget's sentence); the first one when none has them all."""
     numbers = [
         v for k in ("value", "target", "budget") if isinstance(v := meta.get(k), int | float)
     ]
     for s in sources:
         if all(mentions_of(float(n), s.excerpt) for n in numbers):
             return s.excerpt
-    stating = [
-        next((s for s in sources if mentions_of(float(n), s.excerpt)), None) for n in numbers
-    ]
-    if not numbers or None in stating:
-        return sources[0].excerpt
-    return " … ".join(dict.fromkeys(s.excerpt for s in stating if s is not None))
+    return sources[0].excerpt
 
 
 def _known_names(known: list[KnownEntity]) -> dict[tuple[str, str], str]:
@@ -200,7 +192,8 @@ def to_candidates(
                 "importance": importance(entity_type, fact),
                 # `source` becomes the stored provenance (the pipeline adds session, date and
                 # extractor); the metadata copy also says who said each sentence.
-                "source": _stating(fact.sources, meta(fact)),
+                "source": (entity_type == "metric" and metrics.stating(fact))
+                or _stating(fact.sources, meta(fact)),
                 "metadata": {**meta(fact), "provenance": provenance(fact.sources)},
             }
             aliases = [a for a in (fact.name, *short) if normalize_name(a) != normalize_name(name)]

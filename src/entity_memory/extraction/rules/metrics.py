@@ -62,6 +62,9 @@ class Reading:
     target: float | None = None
     target_text: str | None = None
     sources: list[Sentence] = field(default_factory=list)
+    #: The sentence that stated each field ("value", "target") as it now stands: what the
+    #: stored fact is quoted from, so its quote never shows a figure it no longer holds.
+    stated: dict[str, Sentence] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -112,7 +115,8 @@ def _kpis(text: str) -> list[tuple[int, int, str]]:
         for m in pattern.finditer(text):
             inside = any(a <= m.start() < b for a, b in strategy_spans)
             if not inside and not STRATEGY_PREFIX.search(text[: m.start()]):
-                written = m.group(0).lower()
+                # One name for one KPI however it was said: "conversion rates" is the rate.
+                written = re.sub(r"rates$", "rate", m.group(0).lower())
                 found.append((m.start(), m.end(), written if " " in written else name))
     for m in _UNIT_COST.finditer(text):
         if m.group("unit").lower() not in _TIME_UNITS:
@@ -125,43 +129,56 @@ def _kpis(text: str) -> list[tuple[int, int, str]]:
     return kept
 
 
-#: The KPI a bid strategy aims at: its figure ("tCPA is now $35", "the $38 Target CPA") is
-#: that KPI's target.
-_STRATEGY_KPI = {"Target CPA": "CPA", "Target ROAS": "ROAS"}
+#: Between a Target CPA and the figure in force: "tCPA is now $35", "Target CPA at $38",
+#: "Target CPA set to $40". Not "was" ("was $40, now $35": the old figure) nor "from".
+_STRATEGY_LINK = re.compile(r"\s*(?:(?:is|now|at|of|to|set|:|=)\s*){0,3}", re.I)
+#: A sentence that proposes, doubts, denies or conditions the figure: it is not in force.
+_NOT_IN_FORCE = re.compile(
+    r"\b(?:should|could|would|might|may|maybe|perhaps|if|unless|never|not|no|don'?t|"
+    r"suggest\w*|propos\w*|recommend\w*|consider\w*|try\w*|test\w*|want\w*|or)\b|\?",
+    re.I,
+)
+#: After the figure: a budget or a change, not a target ("$60/day", "20% lower", "$500 spend").
+_NOT_A_TARGET_AFTER = re.compile(
+    r"^\s*(?:/\s*day|per day|a day|daily|budget|spend|higher|lower|more|less|cheaper)\b", re.I
+)
 
 
 def _strategy_targets(
     text: str, mentions: list[Mention], context: str | None, sentence: Sentence
 ) -> list[Reading]:
-    """A campaign's KPI target stated as its bid strategy's figure: the amount right after the
-    strategy ("Target CPA at $38", "tCPA is now $35") or right before it ("the $38 Target
-    CPA"). Only for a campaign the sentence or turn names: a target is a campaign's setting."""
+    """A campaign's CPA target stated as its Target CPA's figure in force, in money: the amount
+    right after the strategy ("Target CPA at $38", "tCPA is now $35") or right before it ("the
+    $38 Target CPA"). Only for a campaign the sentence or turn names (a target is a campaign's
+    setting), and never from a proposal, a doubt, a denial or a condition. A Target ROAS is
+    left out: "400%" and "4x" are one goal in two units the stored metric may not share."""
+    if _NOT_IN_FORCE.search(text):
+        return []
     out = []
     for pattern, strategy in STRATEGY_RES:
-        kpi = _STRATEGY_KPI.get(strategy)
-        if kpi is None:
+        if strategy != "Target CPA":
             continue
         for m in pattern.finditer(text):
             campaign = owner(m.start(), text, mentions) if mentions else context
-            after = VALUE.match(text, m.end() + len(_gap_of(text[m.end() :])))
+            link = _STRATEGY_LINK.match(text, m.end())
+            after = VALUE.match(text, link.end() if link else m.end())
             before = re.search(rf"{VALUE.pattern}\s*$", text[: m.start()])
-            amount = next(
-                (v for v in (after, before) if v and v.group("num") and _explicit(v)), None
-            )
+            if _NOT_A_TARGET_AFTER.match(text[m.end() :]):
+                before = None  # "$500 Target CPA spend": what the strategy spent
+            amount = next((v for v in (after, before) if _money_target(text, v)), None)
             if campaign and amount:
-                reading = Reading(kpi, campaign, sources=[sentence])
+                reading = Reading(kpi="CPA", campaign=campaign, sources=[sentence])
                 reading.target, reading.target_text = _number(amount), amount.group(0).strip()
+                reading.stated["target"] = sentence
                 out.append(reading)
     return out
 
 
-def _gap_of(rest: str) -> str:
-    """The linking words between a strategy and its figure ("is now", "at", "of", "to")."""
-    m = _STRATEGY_LINK.match(rest)
-    return m.group(0) if m else ""
-
-
-_STRATEGY_LINK = re.compile(r"\s*(?:(?:is|was|now|at|of|to|set|:|=)\s*){0,3}", re.I)
+def _money_target(text: str, amount: re.Match[str] | None) -> bool:
+    """An amount of money that nothing after it makes a budget or a change."""
+    if amount is None or not amount.group("num") or not amount.group("cur"):
+        return False
+    return not _NOT_A_TARGET_AFTER.match(text[amount.end() :])
 
 
 def _values_after(text: str, end: int, stop: int) -> list[re.Match[str]]:
@@ -214,6 +231,9 @@ def detect(sentence: Sentence, finder: MentionFinder, context: str | None) -> li
         for m in candidates:
             if reading.target is None and _is_target(text, m):
                 reading.target, reading.target_text = _number(m), m.group(0).strip()
+        reading.stated = {
+            f: sentence for f in ("value", "target") if getattr(reading, f) is not None
+        }
         # An account-level figure is taken only from the user's own words; an assistant's
         # figure must say which campaign it is about.
         if reading.value is not None and (campaign or sentence.role == "user"):
@@ -226,6 +246,17 @@ def merge(into: Reading, new: Reading) -> None:
         if getattr(new, attr) is not None:
             setattr(into, attr, getattr(new, attr))
     into.sources = add_sources(into.sources, new.sources)
+    into.stated.update(new.stated)
+
+
+def stating(r: Reading) -> str | None:
+    """The quote of what the reading now holds: the sentence of its value and that of its
+    target, joined by an ellipsis when they differ (grounding checks each piece); None when
+    it does not know them (the caller then finds a sentence by its numbers)."""
+    said = [r.stated[f] for f in ("value", "target") if getattr(r, f) is not None and f in r.stated]
+    if not said or len(said) < sum(getattr(r, f) is not None for f in ("value", "target")):
+        return None
+    return " … ".join(dict.fromkeys(s.excerpt for s in said))
 
 
 def summary(r: Reading) -> str:
@@ -296,9 +327,9 @@ def from_tables(messages: list[Message], finder: MentionFinder) -> list[Reading]
             if campaign is None and r.role != "user":
                 continue
         source = Sentence(r.excerpt, r.role, r.turn, 0)
-        out.append(
-            Reading(r.kpi, campaign, r.cell.value, r.cell.text, r.cell.unit, sources=[source])
-        )
+        reading = Reading(r.kpi, campaign, r.cell.value, r.cell.text, r.cell.unit, sources=[source])
+        reading.stated["value"] = source
+        out.append(reading)
     return out
 
 
