@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
 from bench.quality import malformed_name
 
 from entity_memory.extraction.base import KnownEntity, Message
@@ -177,6 +178,24 @@ def test_a_strategys_figure_is_the_target_of_the_users_metric() -> None:
     assert metric["metadata"]["target"] == 35 and "value" not in metric["metadata"]
     # No such metric stored: a target alone makes none.
     assert of(run(said, known=[CROISSANT]), "metric") == []
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        user("For Campaign Croissant, Target CPA was $40, now $35."),  # which is in force?
+        user("Campaign Croissant is on Target CPA at $60/day budget."),
+        user("Campaign Croissant tCPA is 20% lower than before."),
+        user("Campaign Croissant switched to Target CPA 2.5 weeks ago."),
+        user("Campaign Croissant has $500 Target CPA spend."),
+        user("we should set the Campaign Croissant tCPA to $30"),
+        user("never set Campaign Croissant tCPA to $30"),
+        assistant("Campaign Croissant tCPA at $30 would be safer."),
+        user("Campaign Croissant Target ROAS of 400%"),
+    ],
+)
+def test_a_figure_that_is_not_the_target_in_force_sets_none(said: tuple[str, str]) -> None:
+    assert of(run(said, known=[CROISSANT, CROISSANT_CPA]), "metric") == []
 
 
 def test_a_target_set_after_the_value_is_the_one_that_stays_and_both_are_grounded() -> None:
