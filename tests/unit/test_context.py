@@ -256,6 +256,25 @@ def test_a_preference_shows_its_value_and_a_decision_its_action() -> None:
     assert "- **Updates**: [bullets]" in text and "[action pause it]" in text
 
 
+def test_a_decision_recorded_later_is_dated_by_when_it_was_said() -> None:
+    said = 20_000 * DAY_MS  # 2024-10-04
+    history = [
+        {"value": 52, "at": said - 5 * DAY_MS, "sessionId": "s1"},
+        {"value": 41, "at": said + 5 * DAY_MS, "sessionId": "s2"},
+    ]
+    cpa = {
+        **ent("metric", "Alpha CPA"),
+        "metadata": {"kpi": "CPA", "value": 41, "campaign": "Alpha", "history": history},
+    }
+    decision = {
+        **ent("decision", "Alpha to target CPA", "switched bidding"),
+        "createdAt": said + 30 * DAY_MS,  # written a month later by a client
+        "provenance": [{"excerpt": "switched", "at": said}],
+        "metadata": {"action": "switch bidding", "affectedEntities": ["Alpha"]},
+    }
+    assert "since 2024-10-04: CPA 52 -> 41 improving" in assemble_entity_context([decision, cpa])
+
+
 def test_a_decisions_action_its_sentence_already_says_is_said_once() -> None:
     said = "Set up call tracking for the website: callers from ads see a forwarding number."
     decision = {

@@ -184,6 +184,27 @@ async def test_a_value_told_late_about_an_earlier_day_takes_its_place_in_the_tre
     assert stored.metadata.value == 41.0  # type: ignore[attr-defined]
 
 
+async def test_the_ledger_holds_the_series_kv_holds(
+    lstore: EntityStore, ledger: Ledger, clock: Clock
+) -> None:
+    """An import dating its values on three days in one session: three rows; a later chunk of
+    one session restating its undated value: the row is replaced, not kept beside it."""
+    for value, day in ((3.1, "2026-01-05"), (3.6, "2026-02-05"), (4.0, "2026-03-05")):
+        meta = {"kpi": "ROAS", "value": value, "observedOn": day}
+        await upsert_one(lstore, "u1", metric(name="Alpha ROAS", value=value, metadata=meta), "imp")
+    await upsert_one(lstore, "u1", metric(value=52.0), "s1")
+    clock.advance(60_000)
+    await upsert_one(lstore, "u1", metric(value=47.0), "s1")  # the session's later chunk
+    rows = await ledger.metric_observations("u1")
+    series = {
+        m: [r["value"] for r in rows if r["metric_id"] == m] for m in ("alpha-roas", "alpha-cpa")
+    }
+    assert series == {"alpha-roas": [3.1, 3.6, 4.0], "alpha-cpa": [47.0]}
+    for trend in metric_trends(rows):
+        stored = await lstore.get("u1", "metric", trend["id"])
+        assert trend["last"] == stored.metadata.value  # type: ignore[union-attr]
+
+
 async def test_changes_since_returns_only_later_changes(
     lstore: EntityStore, ledger: Ledger, clock: Clock
 ) -> None:

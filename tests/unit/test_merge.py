@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from entity_memory.domain.merge import entity_id_for, merge
+from entity_memory.domain.models import METRIC_HISTORY_LIMIT, EntityInputBase
 
-from .conftest import T0
+from .conftest import DAY, T0
 from .factories import campaign, metric, pain_point
 
 
@@ -67,6 +68,46 @@ def test_a_value_measured_before_the_stored_one_is_history_not_the_current_value
     assert sorted(h.value for h in meta.history) == [40, 50]
     e = merge(e, measured(35, "2026-05-02"), "u1", "s3", T0 + 2).entity  # type: ignore[arg-type]
     assert (e.metadata.value, e.metadata.observed_on) == (35, "2026-05-02")  # type: ignore[attr-defined]
+
+
+def measured(value: float, day: str | None) -> EntityInputBase:
+    meta = {"kpi": "CPA", "value": value, "unit": "USD"} | ({"observedOn": day} if day else {})
+    return metric(value=value, metadata=meta)
+
+
+def test_a_backfill_about_an_earlier_day_is_no_current_value_when_the_stored_one_is_undated() -> (
+    None
+):
+    e = merge(None, measured(41, None), "u1", "s1", T0).entity  # told on 2026-05-28
+    e = merge(e, measured(47, "2026-02-10"), "u1", "s2", T0 + DAY).entity
+    meta = e.metadata  # type: ignore[attr-defined]
+    assert (meta.value, meta.observed_on) == (41, None)
+    assert [h.value for h in meta.history] == [47, 41]
+
+
+def test_a_value_without_a_day_does_not_keep_the_day_of_the_one_it_replaces() -> None:
+    e = merge(None, measured(41, "2026-03-10"), "u1", "s1", T0).entity
+    e = merge(e, measured(39, None), "u1", "s2", T0 + DAY).entity
+    meta = e.metadata  # type: ignore[attr-defined]
+    assert (meta.value, meta.observed_on) == (39, None)
+
+
+def test_values_one_session_dates_on_different_days_are_observations_of_their_own() -> None:
+    e = merge(None, measured(3.1, "2026-01-05"), "u1", "import", T0).entity
+    e = merge(e, measured(3.6, "2026-02-05"), "u1", "import", T0 + 1).entity
+    e = merge(e, measured(4.0, "2026-03-05"), "u1", "import", T0 + 2).entity
+    meta = e.metadata  # type: ignore[attr-defined]
+    assert [h.value for h in meta.history] == [3.1, 3.6, 4.0] and meta.value == 4.0
+
+
+def test_the_history_keeps_the_latest_measured_not_the_latest_told() -> None:
+    e = merge(None, measured(23, None), "u1", "now", T0).entity
+    for i in range(METRIC_HISTORY_LIMIT + 4):  # then a backfill of older values
+        day = f"2025-{1 + i % 12:02d}-{1 + i // 12:02d}"
+        e = merge(e, measured(40 + i, day), "u1", f"old{i}", T0 + 1 + i).entity
+    meta = e.metadata  # type: ignore[attr-defined]
+    assert len(meta.history) == METRIC_HISTORY_LIMIT
+    assert meta.history[-1].value == 23 and meta.value == 23
 
 
 def test_a_pain_point_mentioned_in_another_session_counts_once_more() -> None:

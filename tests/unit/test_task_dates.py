@@ -10,7 +10,7 @@ from entity_memory.domain.index_entries import MAX_DAYS, index_entry_for
 from entity_memory.domain.merge import merge
 from entity_memory.domain.models import IndexEntry, ProvenanceInput
 from entity_memory.domain.ranking import keywords_for, score_entries
-from entity_memory.domain.task_dates import dates_in
+from entity_memory.domain.task_dates import dates_in, day_start_ms, measured_ms
 
 #: 2026-05-28 12:00 UTC: "now" for the dates below that name no year.
 NOW = int(datetime(2026, 5, 28, 12, tzinfo=UTC).timestamp() * 1000)
@@ -145,3 +145,10 @@ def test_a_named_month_orders_entries_the_task_words_all_match() -> None:
     ranked = score_entries(entries, "the CPA in April", NOW)
     assert ranked[0].name == "West CPA" and "2026-04" in ranked[0].matched_terms
     assert all(s.relevance >= RELEVANCE_FLOOR for s in ranked)
+
+
+def test_a_value_is_measured_at_its_days_start_unless_told_that_day() -> None:
+    told = day_start_ms("2026-03-10") + 15 * 3_600_000  # 15:00
+    assert measured_ms("2026-03-01", told) == day_start_ms("2026-03-01")
+    assert measured_ms("2026-03-10", told) == told  # after a value told that morning
+    assert measured_ms(None, told) == measured_ms("2026-02-31", told) == told

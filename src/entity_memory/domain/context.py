@@ -66,16 +66,17 @@ def _unit(meta: Mapping[str, Any]) -> str | None:
 
 
 def _dated(history: Any) -> list[tuple[float, str | None]]:
-    """A metric's observations as (value, date), in date order: the date it was measured
-    where the conversation said (`observedOn`), else the day it was written."""
-    points = [
-        (h["value"], h.get("observedOn") or _date(h.get("at")))
+    """A metric's observations as (value, date), in the order measured (`measured_ms`, as the
+    store keeps them; history written by older versions was kept in the order told): the date
+    it was measured where the conversation said (`observedOn`), else the day it was written."""
+    kept = [
+        h
         for h in history or []
         if isinstance(h, Mapping) and isinstance(h.get("value"), int | float)
     ]
-    if all(day for _, day in points):
-        points.sort(key=lambda p: str(p[1]))  # ISO dates; stable for one day's values
-    return points
+    if all(isinstance(h.get("at"), int) for h in kept):
+        kept.sort(key=lambda h: measured_ms(h.get("observedOn"), h["at"]))
+    return [(h["value"], h.get("observedOn") or _date(h.get("at"))) for h in kept]
 
 
 def _series(values: list[tuple[float, str | None]], kpi: str, unit: str | None) -> str:
@@ -159,11 +160,20 @@ def _decided_on(decision: Mapping[str, Any], campaign: str) -> bool:
     return bool(terms) and terms <= text
 
 
+def _decided_at(decision: Mapping[str, Any]) -> int | None:
+    """When the decision was said: its first stored time, or an earlier time its provenance
+    gives (a client recording a decision taken last month says so in `provenance[].at`)."""
+    times = [decision.get("createdAt")]
+    times += [p.get("at") for p in decision.get("provenance") or [] if isinstance(p, Mapping)]
+    known = [t for t in times if isinstance(t, int) and not isinstance(t, bool)]
+    return min(known) if known else None
+
+
 def decision_outcome(decision: Mapping[str, Any], metrics: Sequence[Mapping[str, Any]]) -> str:
     """`since 2026-05-03: CPA $52 -> $41 improving` for each metric of a campaign the decision
     is about that was observed both before and after it; "" where the memory cannot say."""
-    made = decision.get("createdAt")
-    if not isinstance(made, int):
+    made = _decided_at(decision)
+    if made is None:
         return ""
     outcomes = []
     for metric in metrics:

@@ -28,6 +28,7 @@ from entity_memory.domain.models import (
     BaseEntity,
     EntityInputBase,
 )
+from entity_memory.domain.task_dates import measured_ms
 from entity_memory.domain.text import normalize_name
 
 Status = Literal["created", "updated", "unchanged"]
@@ -117,19 +118,30 @@ def _merge_metric_history(
     if explicit_history:
         known = {(h["at"], h["value"]) for h in history}
         history += [h for h in new_meta.get("history", []) if (h["at"], h["value"]) not in known]
-    value = new_meta.get("value")
+    value, day = new_meta.get("value"), new_meta.get("observedOn")
     if value is not None:
-        # One observation per metric per session: a session says what the value was when it
-        # happened, so a later value in the same session (a later chunk, or the whole session
-        # sent again) replaces that session's observation instead of adding another (issue 21).
-        mine = [i for i, h in enumerate(history) if h.get("sessionId") == session_id]
+        # One observation per metric, session and day measured: a session says what the value
+        # was when it happened, so a later value in the same session (a later chunk, or the
+        # whole session sent again) replaces that session's observation instead of adding
+        # another (issue 21); values it dates on other days are observations of their own.
+        mine = [
+            i
+            for i, h in enumerate(history)
+            if h.get("sessionId") == session_id and h.get("observedOn") == day
+        ]
         if not mine:
-            history.append(_observation(value, now, session_id, new_meta.get("observedOn")))
+            history.append(_observation(value, now, session_id, day))
         elif history[mine[-1]]["value"] != value:
             at = history[mine[-1]]["at"]
-            history[mine[-1]] = _observation(value, at, session_id, new_meta.get("observedOn"))
-    history.sort(key=lambda h: h["at"])
+            history[mine[-1]] = _observation(value, at, session_id, day)
+    # In the order measured, and the latest measured kept: a backfill of older values does
+    # not push out the newest.
+    history.sort(key=_measured)
     return history[-METRIC_HISTORY_LIMIT:]
+
+
+def _measured(observation: dict[str, Any]) -> int:
+    return measured_ms(observation.get("observedOn"), int(observation.get("at") or 0))
 
 
 def _merge_metadata(
@@ -152,18 +164,18 @@ def _merge_metadata(
         merged["history"] = _merge_metric_history(
             old.get("history", []), new_meta, "history" in explicit, now, session_id
         )
-        if _measured_earlier(new_meta.get("observedOn"), old.get("observedOn")):
-            # A value measured before the stored one is history, not the current value.
-            merged["value"], merged["observedOn"] = old.get("value"), old.get("observedOn")
+        if new_meta.get("value") is not None and merged["history"]:
+            # The current value is the latest measured, wherever the new one stands: a value
+            # measured before the stored one is history, and a value without a day does not
+            # inherit the day of the one it replaces.
+            latest = merged["history"][-1]
+            merged["value"] = latest["value"]
+            merged.pop("observedOn", None)
+            if latest.get("observedOn"):
+                merged["observedOn"] = latest["observedOn"]
     if entity_type == "pain_point" and not same_session:
         merged["frequency"] = int(old.get("frequency", 1)) + int(new_meta.get("frequency", 1))
     return merged
-
-
-def _measured_earlier(new_day: str | None, old_day: str | None) -> bool:
-    """Both days are known (YYYY-MM-DD, so text order is date order) and the new one is
-    earlier: a backfilled observation."""
-    return bool(new_day and old_day and new_day < old_day)
 
 
 def _new_entity(item: EntityInputBase, user_id: str, session_id: str, now: int) -> BaseEntity:

@@ -154,8 +154,9 @@ def day_start_ms(day: str) -> int:
 def measured_ms(observed_on: object, told_at: int) -> int:
     """When a value was measured: the start of its `observedOn` day where the conversation
     said (and the day is real: older versions stored what they were sent), else when it was
-    told. A value told late about an earlier day sorts where it belongs."""
-    if isinstance(observed_on, str) and is_real_day(observed_on):
+    told; a value dated the day it was told keeps the time it was told, so it sorts after one
+    told earlier that day. A value told late about an earlier day sorts where it belongs."""
+    if isinstance(observed_on, str) and is_real_day(observed_on) and observed_on != day_of(told_at):
         return day_start_ms(observed_on)
     return told_at
 

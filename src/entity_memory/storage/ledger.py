@@ -81,29 +81,37 @@ def _version_row(
     )
 
 
-def _observation_row(entity: BaseEntity) -> Statement | None:
-    """The newest observation of a metric, if this write added one, at the day it was
-    measured when the conversation said (else when it was told): trends order a series by
-    `observed_at`, so a value told late about an earlier day takes its place in time."""
+_DELETE_OBSERVATION = (
+    "DELETE FROM metric_observations WHERE user_id = ? AND metric_id = ? AND session_id IS ?"
+    " AND observed_at = ?"
+)
+
+
+def _observation_rows(entity: BaseEntity, changes: dict[str, Change]) -> list[Statement]:
+    """A row for each observation this write added to a metric's history, at the time its
+    value was measured (trends order a series by it, so a value told late about an earlier
+    day takes its place). An observation that replaced one of the same session and day (a
+    later chunk of the session) replaces its row, so the ledger says what KV says."""
+    if entity.type != "metric":
+        return []
     meta = entity.metadata  # type: ignore[attr-defined]
-    if entity.type != "metric" or not meta.history:
-        return None
-    obs = meta.history[-1]
-    if obs.at != entity.updated_at:
-        return None
-    return (
-        _INSERT_OBSERVATION,
-        (
-            entity.user_id,
-            entity.id,
-            meta.campaign,
-            meta.kpi,
-            obs.value,
-            meta.unit,
-            measured_ms(obs.observed_on, obs.at),
-            obs.session_id,
-        ),
-    )
+    change = changes.get("metadata.history")
+    old: list[dict[str, Any]] = list(change.old or []) if change is not None else []
+    new = [h.to_json_dict() for h in meta.history]
+    if change is None and entity.version > 1:
+        return []
+    removed = [h for h in old if h not in new]
+    rows: list[Statement] = []
+    for obs in (h for h in new if h not in old):
+        key = (obs.get("sessionId"), obs.get("observedOn"))
+        for gone in removed:
+            if (gone.get("sessionId"), gone.get("observedOn")) == key:
+                when = measured_ms(gone.get("observedOn"), gone["at"])
+                rows.append((_DELETE_OBSERVATION, (entity.user_id, entity.id, key[0], when)))
+        measured = measured_ms(obs.get("observedOn"), obs["at"])
+        values = (meta.campaign, meta.kpi, obs["value"], meta.unit, measured, key[0])
+        rows.append((_INSERT_OBSERVATION, (entity.user_id, entity.id, *values)))
+    return rows
 
 
 def _parse_row(row: dict[str, Any]) -> dict[str, Any]:
@@ -142,9 +150,7 @@ class Ledger:
         for entity, status, changes in written:
             user_id = entity.user_id
             statements.append(_version_row(entity, change_kind(status, changes), changes, now))
-            observation = _observation_row(entity)
-            if observation is not None:
-                statements.append(observation)
+            statements += _observation_rows(entity, changes)
         if user_id is not None:
             statements.append((_TOUCH_USER, (user_id, now)))
         return statements
