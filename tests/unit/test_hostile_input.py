@@ -118,12 +118,15 @@ BAD_DAYS = ("2026-02-31", "2026-13-45", "\uff12\uff10\uff12\uff16-03-03")
             "at",
         ),
         *(({**PAIN, "provenance": [{"excerpt": "e", "at": at}]}, "at") for at in BAD_TIMES),
-        (
-            {
-                **METRIC,
-                "metadata": {**METRIC["metadata"], "history": [{"value": 30, "at": 1_772_539_200}]},
-            },
-            "metric",
+        *(
+            (
+                {
+                    **METRIC,
+                    "metadata": {**METRIC["metadata"], "history": [{"value": 30, "at": at}]},
+                },
+                "at",
+            )
+            for at in BAD_TIMES
         ),
         *(
             ({**METRIC, "metadata": {**METRIC["metadata"], "observedOn": day}}, "metric")

@@ -49,13 +49,17 @@ SafeCount = Annotated[int, Field(ge=0, le=MAX_SAFE_INTEGER)]
 def _in_milliseconds(ms: int) -> int:
     """A time in seconds passes as milliseconds in 1970: refused with what it probably is."""
     if ms < MIN_EPOCH_MS:
-        raise ValueError(f"{ms} is before 2000: times are epoch milliseconds, not seconds")
+        raise ValueError(f"{ms} is before 2000: times are epoch milliseconds (seconds given?)")
     return ms
 
 
 #: A time a client states (epoch milliseconds): an integer (not `true`, not a numeric string)
-#: with a calendar date, from 2000 on.
-EpochMs = Annotated[int, Field(strict=True, le=MAX_EPOCH_MS), AfterValidator(_in_milliseconds)]
+#: with a calendar date, from 2000 on (the schema says so; the validator says why).
+EpochMs = Annotated[
+    int,
+    Field(strict=True, le=MAX_EPOCH_MS, json_schema_extra={"minimum": MIN_EPOCH_MS}),
+    AfterValidator(_in_milliseconds),
+]
 ShortText = Annotated[str, Field(max_length=500)]
 Name = Annotated[str, Field(min_length=1, max_length=MAX_NAME_LENGTH)]
 
@@ -223,22 +227,32 @@ class CampaignInput(EntityInputBase):
     metadata: CampaignMetadata = Field(default_factory=CampaignMetadata)
 
 
+class MetricObservationInput(MetricObservation):
+    """An observation as a client sends it: its `at` must be a real time (stored ones keep
+    what older versions accepted)."""
+
+    at: EpochMs = Field(description="epoch milliseconds")
+
+
+class MetricMetadataInput(MetricMetadata):
+    history: Annotated[list[MetricObservationInput], Field(max_length=METRIC_HISTORY_LIMIT)] = (
+        Field(default_factory=list)
+    )
+
+
 class MetricInput(EntityInputBase):
     type: Literal["metric"]
-    metadata: MetricMetadata
+    metadata: MetricMetadataInput
 
     @model_validator(mode="after")
     def _real_days(self) -> MetricInput:
         """A day that does not exist ("2026-02-31") would reach the agent's prompt and take
-        the place of real ones in the entry's `days`, and a history time in seconds would
-        date the value in 1970: refused as sent (stored documents keep what older versions
-        accepted)."""
+        the place of real ones in the entry's `days`: refused as sent (stored documents keep
+        what older versions accepted)."""
         meta = self.metadata
         for day in (meta.observed_on, *(h.observed_on for h in meta.history)):
             if day and not is_real_day(day):
                 raise ValueError(f"observedOn {day!r} is not a real day (YYYY-MM-DD)")
-        for observation in meta.history:
-            _in_milliseconds(observation.at)
         return self
 
 
