@@ -7,6 +7,10 @@ are said, and the block should hold the "$1,290" the user said, not "1290 USD".
 
 from __future__ import annotations
 
+import re
+
+from pydantic import BaseModel, ConfigDict
+
 #: The currency signs people write, as the unit a metric stores: the one table of them.
 CURRENCY_CODES = {"$": "USD", "€": "EUR", "£": "GBP"}
 #: Currency codes (and the signs a client may store as a unit) written as a prefix.
@@ -48,3 +52,50 @@ def amount(value: float, unit: str | None) -> str:
     if suffix is not None:
         return f"{plain_number(value)}{suffix}"
     return f"{plain_number(value)} {key}" if key else plain_number(value)
+
+
+# --- numbers written in text --------------------------------------------------------------------
+
+#: Relative tolerance when a stored number is compared with one written in text.
+NUMBER_TOLERANCE = 0.005
+
+_NUMBER = re.compile(
+    r"(?<![\w.])(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)\s?(?P<suffix>k|m|%|x)?(?![\w])",
+    re.IGNORECASE,
+)
+_SCALE = {"k": 1_000.0, "m": 1_000_000.0}
+
+
+class NumberMention(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    value: float
+    start: int
+    end: int
+    percent: bool = False
+
+
+def numbers_in(text: str) -> list[NumberMention]:
+    """The numbers written in `text` ("$1,200", "2.5k", "4.5%"), with their positions."""
+    out: list[NumberMention] = []
+    for m in _NUMBER.finditer(text):
+        value = float(m.group("num").replace(",", ""))
+        suffix = (m.group("suffix") or "").lower()
+        value *= _SCALE.get(suffix, 1.0)
+        out.append(NumberMention(value=value, start=m.start(), end=m.end(), percent=suffix == "%"))
+    return out
+
+
+def same_number(a: float, b: float) -> bool:
+    return abs(a - b) <= NUMBER_TOLERANCE * max(abs(a), abs(b), 1e-9)
+
+
+def _matches(stored: float, mention: NumberMention) -> bool:
+    if same_number(stored, mention.value):
+        return True
+    return mention.percent and same_number(stored * 100, mention.value)
+
+
+def mentions_of(stored: float, text: str) -> list[NumberMention]:
+    """Where `stored` is written in `text` (a percentage may be stored as a fraction)."""
+    return [m for m in numbers_in(text) if _matches(stored, m)]

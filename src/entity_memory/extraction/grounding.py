@@ -26,12 +26,11 @@ from collections.abc import Iterable, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
+from entity_memory.domain.amounts import NumberMention, mentions_of
 from entity_memory.domain.models import EntityInputBase
 from entity_memory.domain.vocab import GENERIC_NAME_WORDS, KPI_NAMES
 from entity_memory.extraction.base import KnownEntity, Message
 
-#: Relative tolerance when a stored number is compared with one written in the excerpt.
-NUMBER_TOLERANCE = 0.005
 #: Excerpt pieces (between "..." elisions) shorter than this are not checked on their own.
 MIN_PIECE_CHARS = 3
 
@@ -55,50 +54,6 @@ def normalise_words(text: str) -> str:
 def contains_words(haystack: str, needle: str) -> bool:
     """`needle` occurs in `haystack` as whole words (both normalised with `normalise_words`)."""
     return bool(needle) and f" {needle} " in f" {haystack} "
-
-
-# --- numbers -----------------------------------------------------------------------------------
-
-_NUMBER = re.compile(
-    r"(?<![\w.])(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)\s?(?P<suffix>k|m|%|x)?(?![\w])",
-    re.IGNORECASE,
-)
-_SCALE = {"k": 1_000.0, "m": 1_000_000.0}
-
-
-class NumberMention(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    value: float
-    start: int
-    end: int
-    percent: bool = False
-
-
-def numbers_in(text: str) -> list[NumberMention]:
-    """The numbers written in `text` ("$1,200", "2.5k", "4.5%"), with their positions."""
-    out: list[NumberMention] = []
-    for m in _NUMBER.finditer(text):
-        value = float(m.group("num").replace(",", ""))
-        suffix = (m.group("suffix") or "").lower()
-        value *= _SCALE.get(suffix, 1.0)
-        out.append(NumberMention(value=value, start=m.start(), end=m.end(), percent=suffix == "%"))
-    return out
-
-
-def same_number(a: float, b: float) -> bool:
-    return abs(a - b) <= NUMBER_TOLERANCE * max(abs(a), abs(b), 1e-9)
-
-
-def _matches(stored: float, mention: NumberMention) -> bool:
-    if same_number(stored, mention.value):
-        return True
-    return mention.percent and same_number(stored * 100, mention.value)
-
-
-def mentions_of(stored: float, text: str) -> list[NumberMention]:
-    """Where `stored` is written in `text` (a percentage may be stored as a fraction)."""
-    return [m for m in numbers_in(text) if _matches(stored, m)]
 
 
 # --- KPI mentions ------------------------------------------------------------------------------

@@ -12,9 +12,9 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from entity_memory.domain.amounts import mentions_of
 from entity_memory.domain.text import normalize_name
 from entity_memory.extraction.base import ExtractionResult, KnownEntity, Message
-from entity_memory.extraction.grounding import mentions_of
 from entity_memory.extraction.rules import (
     campaigns,
     decisions,
