@@ -343,6 +343,8 @@ def test_editing_a_fact_writes_a_version_the_history_shows(
     with api(web_host, user_token) as c:
         history = c.get(f"/v1/users/{USER}/entities/campaign/brand/history").json()
     assert history["versions"][0]["changes"]["metadata.budget"] == {"old": 150.0, "new": 300.0}
+    # Its sentence says nothing of the budget, so it stays.
+    assert history["versions"][0]["entity"]["content"] == "Brand search campaign on target CPA"
 
 
 def test_deleting_an_entity_asks_first_and_removes_it(

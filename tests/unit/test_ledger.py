@@ -4,6 +4,7 @@ from typing import Any
 
 import pytest
 
+from entity_memory.domain.merge import Change
 from entity_memory.domain.models import EntityInputBase, parse_entity
 from entity_memory.domain.trends import better_direction, metric_trends, trend_of
 from entity_memory.service.erasure import forget_user
@@ -12,7 +13,7 @@ from entity_memory.service.reindex import reindex
 from entity_memory.service.retrieval import retrieve_for_context
 from entity_memory.storage.d1 import CountingD1, SQLiteD1
 from entity_memory.storage.kv import CountingKV, InMemoryKV
-from entity_memory.storage.ledger import Ledger
+from entity_memory.storage.ledger import Ledger, change_kind
 from entity_memory.storage.store import EntityStore
 
 from .conftest import DAY, METRIC_TTL_MS, REPO, T0, Clock, upsert_one
@@ -182,6 +183,15 @@ async def test_a_value_told_late_about_an_earlier_day_takes_its_place_in_the_tre
     assert trend["firstAt"] < trend["lastAt"]
     stored = await lstore.get("u1", "metric", "alpha-cpa")
     assert stored.metadata.value == 41.0  # type: ignore[attr-defined]
+
+
+def test_the_same_words_written_otherwise_are_no_contradiction() -> None:
+    assert change_kind("updated", {"metadata.strategy": Change("target CPA", "Target CPA")}) == (
+        "updated"
+    )
+    assert change_kind("updated", {"metadata.strategy": Change("target CPA", "max conv")}) == (
+        "contradicted"
+    )
 
 
 async def test_the_ledger_holds_the_series_kv_holds(

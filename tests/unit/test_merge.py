@@ -110,6 +110,25 @@ def test_the_history_keeps_the_latest_measured_not_the_latest_told() -> None:
     assert meta.history[-1].value == 23 and meta.value == 23
 
 
+def test_a_sentence_a_field_change_contradicts_goes_with_the_old_value() -> None:
+    """Issue 22 item 1: a write without a sentence that changes a field the stored sentence
+    states leaves the fields to say what is true; one that states other things stays."""
+    said = "Alpha runs on manual CPC with a $150 daily budget"
+    meta = {"strategy": "Manual CPC", "budget": 150, "status": "enabled"}
+    first = merge(None, campaign(content=said, metadata=meta), "u1", "s1", T0).entity
+    edits = {
+        "strategy": ({"strategy": "max conversions"}, ""),
+        "budget": ({"budget": 200}, ""),
+        "status only": ({"status": "paused"}, said),  # the sentence says nothing of it
+        "case only": ({"strategy": "manual cpc"}, said),  # the same strategy
+    }
+    for label, (meta, content) in edits.items():
+        result = merge(first, campaign(content="", metadata=meta), "u1", "s2", T0 + 1)
+        assert result.entity.content == content, label
+    resent = merge(first, campaign(content=said, metadata={"budget": 200}), "u1", "s2", T0 + 1)
+    assert resent.entity.content == said  # a sentence sent is the client's to say
+
+
 def test_a_pain_point_mentioned_in_another_session_counts_once_more() -> None:
     e = merge(None, pain_point(), "u1", "s1", T0).entity
     e = merge(e, pain_point(), "u1", "s2", T0 + 1).entity

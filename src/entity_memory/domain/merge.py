@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from entity_memory.domain.amounts import mentions_of
 from entity_memory.domain.keys import slug_for
 from entity_memory.domain.models import (
     ENTITY_MODELS,
@@ -29,7 +30,7 @@ from entity_memory.domain.models import (
     EntityInputBase,
 )
 from entity_memory.domain.task_dates import measured_ms
-from entity_memory.domain.text import normalize_name
+from entity_memory.domain.text import normalize_name, tokenize
 
 Status = Literal["created", "updated", "unchanged"]
 
@@ -199,6 +200,48 @@ def _new_entity(item: EntityInputBase, user_id: str, session_id: str, now: int) 
     return ENTITY_MODELS[data["type"]].model_validate(data)
 
 
+#: The fields an entity's line in the context block shows (domain/context.py).
+_SHOWN_FIELDS: dict[str, tuple[str, ...]] = {
+    "campaign": ("strategy", "budget", "status"),
+    "metric": ("value", "target"),
+    "decision": ("action", "outcome"),
+    "preference": ("value",),
+}
+
+
+def _content(sent: str, old: BaseEntity, old_meta: dict[str, Any], new_meta: dict[str, Any]) -> str:
+    """A sentence sent replaces the stored one. Without one, the stored sentence stays unless
+    the write changed a field it states: "runs on manual CPC with a $150 budget" is no longer
+    true once the strategy is target CPA, and the block would print it beside the new fields
+    (issue 22 item 1). The version history keeps it; the fields say what is true now. (A
+    sentence resent as it was is the client's to say: judging it against the stored one would
+    make the same write give two states when retried.)"""
+    if sent:
+        return sent
+    for key in _SHOWN_FIELDS.get(old.type, ()):
+        before, after = old_meta.get(key), new_meta.get(key)
+        if before is not None and not _same(before, after) and _states(old.content, before):
+            return ""
+    return old.content
+
+
+def _same(a: object, b: object) -> bool:
+    """Equal, or the same words ("target CPA" and "Target CPA")."""
+    if isinstance(a, str) and isinstance(b, str):
+        return tokenize(a) == tokenize(b)
+    return a == b
+
+
+def _states(text: str, value: object) -> bool:
+    """Whether `text` says `value`: the number, or every word of it."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int | float):
+        return bool(mentions_of(float(value), text))
+    words = set(tokenize(str(value)))
+    return bool(words) and words <= set(tokenize(text))
+
+
 def _diff(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Change]:
     changes: dict[str, Change] = {}
     for key in ("name", "content", "aliases"):
@@ -222,14 +265,15 @@ def merge(
     same_name = normalize_name(item.name) == normalize_name(old.name)
     name = old.name if same_name else item.name
     provenance = new_provenance(item, session_id, now)
+    metadata = _merge_metadata(
+        old.type, before["metadata"], item, now, session_id, session_id == old.session_id
+    )
     after = dict(before)
     after.update(
         name=name,
-        content=item.content or old.content,
+        content=_content(item.content, old, before["metadata"], metadata),
         aliases=_merge_aliases(name, old.aliases, item.aliases, [] if same_name else [old.name]),
-        metadata=_merge_metadata(
-            old.type, before["metadata"], item, now, session_id, session_id == old.session_id
-        ),
+        metadata=metadata,
     )
     changes = _diff(before, after)
     if item.importance < old.importance:

@@ -16,6 +16,7 @@ from typing import Any, Literal
 from entity_memory.domain.merge import Change
 from entity_memory.domain.models import BaseEntity
 from entity_memory.domain.task_dates import measured_ms
+from entity_memory.domain.text import normalize_name
 from entity_memory.storage.d1 import D1Database, Statement
 from entity_memory.storage.ledger_rows import PendingPart, PendingSession, ProcessedSession
 
@@ -53,9 +54,19 @@ _TOUCH_USER = (
 def change_kind(status: str, changes: dict[str, Change]) -> ChangeKind:
     if status == "created":
         return "created"
-    if any(c.old is not None and path in CONTRADICTION_FIELDS for path, c in changes.items()):
+    if any(path in CONTRADICTION_FIELDS and _contradicts(c) for path, c in changes.items()):
         return "contradicted"
     return "updated"
+
+
+def _contradicts(change: Change) -> bool:
+    """A stated fact replaced by another; not a first statement, nor the same words written
+    otherwise ("target CPA" -> "Target CPA")."""
+    if change.old is None:
+        return False
+    if isinstance(change.old, str) and isinstance(change.new, str):
+        return normalize_name(change.old) != normalize_name(change.new)
+    return True
 
 
 def _changes_json(changes: dict[str, Change]) -> str:

@@ -83,7 +83,11 @@ export function factRow(entity, fact, reload) {
         }
         const body = inputFor(entity);
         if (fact.path.length === 1) body[fact.path[0]] = value;
-        else body.metadata[fact.path[1]] = value;
+        else {
+          body.metadata[fact.path[1]] = value;
+          // The sentence is not resent: the service keeps it unless it states the old value.
+          delete body.content;
+        }
         try {
           await api("PUT", userPath("/entities"), { session_id: EDIT_SESSION, entities: [body] });
         } catch (err) {
