@@ -301,7 +301,18 @@ def test_the_sentence_shows_only_where_it_says_more_than_the_fields() -> None:
     assert "CPA $36" in line("CPA $36.", None)  # the currency is more than the fields say
     assert "over the last 14 days" in line("CPA 36 over the last 14 days.", None)
     assert "down to 36" in line("CPA down to 36.", None)  # a common word that says more
+    assert "until next week" in line("CPA 36 until next week.", None)
     assert line("CPA is $36", "USD") == "- **CPA**: [value $36]"
+
+
+def test_an_action_is_hidden_only_when_said_word_for_word() -> None:
+    def line(name: str, content: str, action: str) -> str:
+        decision = {**ent("decision", name, content), "metadata": {"action": action}}
+        text = assemble_entity_context([decision])
+        return next(x for x in text.splitlines() if x.startswith(f"- **{name}"))
+
+    assert "[action pause Alpha]" in line("Unpause Alpha", "", "pause Alpha")
+    assert "[action cut bids by 1]" in line("Bids", "Cut bids by 10%.", "cut bids by 1")
 
 
 def test_linked_entities_stand_under_their_campaign() -> None:

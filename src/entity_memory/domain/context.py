@@ -27,7 +27,7 @@ from typing import Any
 
 from entity_memory.domain.amounts import amount, plain_number
 from entity_memory.domain.task_dates import day_of, measured_ms
-from entity_memory.domain.text import estimate_tokens, normalize_name, tokenize
+from entity_memory.domain.text import STOP_WORDS, estimate_tokens, normalize_name, tokenize
 from entity_memory.domain.trends import trend_of
 
 SECTION_ORDER: tuple[str, ...] = ("preference", "pain_point", "decision", "campaign", "metric")
@@ -127,7 +127,7 @@ def _field_facts(entity_type: str, meta: Mapping[str, Any], said: str = "") -> s
     elif entity_type == "decision":
         for field in ("action", "outcome"):
             value = meta.get(field)
-            if value and normalize_name(str(value)) not in said:
+            if value and f" {normalize_name(str(value))} " not in f" {said} ":
                 parts.append(f"{field} {value}")
     elif entity_type == "pain_point":
         if isinstance(meta.get("frequency"), int) and meta["frequency"] > 1:
@@ -234,15 +234,17 @@ def _entry(
 
 
 #: An amount as written, its currency or percent sign kept: "$36" says more than "36".
-_AMOUNT = re.compile(r"[$€£¥]\s?\d[\d,]*(?:\.\d+)?|\d[\d,]*(?:\.\d+)?\s?%")
-
-
-#: Words ranking drops as too common that still change what a sentence says ("not fixed",
-#: "down to $31", "over the target"): a sentence holding one says more than its fields.
-_SENSE_WORDS = frozenset(
-    "no not nor never more most less least up down over under above below before after "
-    "off only again too very few than against same other".split()
+_AMOUNT = re.compile(
+    r"[$€£¥]\s?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?\s?%"
 )
+#: The words ranking drops that say nothing a line's fields need: articles, "to be", a few
+#: prepositions. Every other word it drops ("not", "down", "until", "next", "week") can
+#: change what a sentence says, so a sentence holding one says more than its fields.
+_FILLER = frozenset(
+    "a an the is are was were be been being it its this that these those of to for on in at "
+    "by as and with from".split()
+)
+_SENSE_WORDS = STOP_WORDS - _FILLER
 _WORD = re.compile(r"[a-z]+")
 
 
