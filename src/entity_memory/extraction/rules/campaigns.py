@@ -180,7 +180,12 @@ def summary(facts: CampaignFacts) -> str:
     if facts.status:
         parts.append(f"status {facts.status}")
     if not parts:
-        return f"{facts.name}: {facts.sources[-1].excerpt}"
+        excerpt = facts.sources[-1].excerpt
+        return (
+            excerpt
+            if excerpt.lower().startswith(facts.name.lower())
+            else f"{facts.name}: {excerpt}"
+        )
     return f"{facts.name}: " + ", ".join(parts) + "."
 
 
