@@ -180,6 +180,20 @@ def test_a_strategys_figure_is_the_target_of_the_users_metric() -> None:
     assert of(run(said, known=[CROISSANT]), "metric") == []
 
 
+def test_a_target_said_after_talk_of_one_campaign_is_that_campaigns() -> None:
+    turns = (
+        user("Campaign Croissant CPA is $36 against the $38 target."),
+        user("tCPA is now $35."),
+    )
+    metric = single(run(*turns, known=[CROISSANT]), "metric")
+    assert (metric["metadata"]["value"], metric["metadata"]["target"]) == (36, 35)
+    two = (user("Campaign Bagel CPA is $20."), *turns)  # which one's? none is said
+    assert {c["metadata"].get("target") for c in of(run(*two, known=[CROISSANT]), "metric")} == {
+        None,
+        38,
+    }
+
+
 @pytest.mark.parametrize(
     "said",
     [

@@ -77,13 +77,16 @@ def _detect(
     """Fill `found` with every fact of the conversation, yielding after each sentence."""
     sentences = split_turns(messages)
     context: tuple[int, str] | None = None
+    named: set[str] = set()  # the campaigns named so far
     for s in sentences:
         mentions = finder.find(s.text)
+        named.update(m.name for m in mentions if not m.platform)
+        sole = next(iter(named)) if len(named) == 1 else None
         turn_campaign = context[1] if context and context[0] == s.turn else None
         use_context = turn_campaign if _BACK_REFERENCE.search(s.text) else None
         for c in campaigns.detect(s, finder):
             _merge_into(found["campaign"], normalize_name(c.name), c, campaigns.merge)
-        for r in metrics.detect(s, finder, use_context):
+        for r in metrics.detect(s, finder, use_context, sole):
             _merge_into(found["metric"], normalize_name(r.name), r, metrics.merge)
         if d := decisions.from_user(s, finder) or decisions.reported(s, finder):
             _merge_into(found["decision"], normalize_name(d.name), d, _merge_latest)

@@ -149,8 +149,9 @@ def _strategy_targets(
 ) -> list[Reading]:
     """A campaign's CPA target stated as its Target CPA's figure in force, in money: the amount
     right after the strategy ("Target CPA at $38", "tCPA is now $35") or right before it ("the
-    $38 Target CPA"). Only for a campaign the sentence or turn names (a target is a campaign's
-    setting), and never from a proposal, a doubt, a denial or a condition. A Target ROAS is
+    $38 Target CPA"). Only for a campaign the sentence or turn names, or the one campaign the
+    conversation has named ("tCPA is now $35" after talk of one campaign): a target is a
+    campaign's setting. Never from a proposal, a doubt, a denial or a condition. A Target ROAS is
     left out: "400%" and "4x" are one goal in two units the stored metric may not share."""
     if _NOT_IN_FORCE.search(text):
         return []
@@ -189,8 +190,11 @@ def _values_after(text: str, end: int, stop: int) -> list[re.Match[str]]:
     ]
 
 
-def detect(sentence: Sentence, finder: MentionFinder, context: str | None) -> list[Reading]:
-    """The KPI readings one sentence states; `context` is the campaign the turn was about."""
+def detect(
+    sentence: Sentence, finder: MentionFinder, context: str | None, sole: str | None = None
+) -> list[Reading]:
+    """The KPI readings one sentence states; `context` is the campaign the turn was about,
+    `sole` the one campaign the conversation has named so far (if only one)."""
     text = sentence.text
     if NOT_A_STATEMENT.search(text):
         return []
@@ -238,7 +242,7 @@ def detect(sentence: Sentence, finder: MentionFinder, context: str | None) -> li
         # figure must say which campaign it is about.
         if reading.value is not None and (campaign or sentence.role == "user"):
             out.append(reading)
-    return out + _strategy_targets(text, mentions, context, sentence)
+    return out + _strategy_targets(text, mentions, context or sole, sentence)
 
 
 def merge(into: Reading, new: Reading) -> None:
