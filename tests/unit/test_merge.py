@@ -6,7 +6,7 @@ from entity_memory.domain.merge import entity_id_for, merge
 from entity_memory.domain.models import METRIC_HISTORY_LIMIT, EntityInputBase
 
 from .conftest import DAY, T0
-from .factories import campaign, metric, pain_point
+from .factories import campaign, item, metric, pain_point
 
 
 def test_a_first_mention_creates_version_one() -> None:
@@ -127,6 +127,14 @@ def test_a_sentence_a_field_change_contradicts_goes_with_the_old_value() -> None
         assert result.entity.content == content, label
     resent = merge(first, campaign(content=said, metadata={"budget": 200}), "u1", "s2", T0 + 1)
     assert resent.entity.content == said  # a sentence sent is the client's to say
+
+
+def test_a_write_that_does_not_say_the_importance_keeps_it() -> None:
+    first = merge(None, campaign(importance=0.8), "u1", "s1", T0).entity
+    said = campaign(metadata={"status": "paused"}).to_json_dict()
+    del said["importance"]
+    result = merge(first, item(**said), "u1", "s2", T0 + 1)
+    assert result.entity.importance == 0.8 and "importance" not in result.changes
 
 
 def test_a_pain_point_mentioned_in_another_session_counts_once_more() -> None:

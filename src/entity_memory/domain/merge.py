@@ -174,7 +174,8 @@ def _merge_metadata(
             merged.pop("observedOn", None)
             if latest.get("observedOn"):
                 merged["observedOn"] = latest["observedOn"]
-    if entity_type == "pain_point" and not same_session:
+    if entity_type == "pain_point" and not same_session and not new_meta.get("resolved"):
+        # It came back; a session that says it is resolved is no new occurrence of it.
         merged["frequency"] = int(old.get("frequency", 1)) + int(new_meta.get("frequency", 1))
     return merged
 
@@ -276,7 +277,9 @@ def merge(
         metadata=metadata,
     )
     changes = _diff(before, after)
-    if item.importance < old.importance:
+    if "importance" not in item.model_fields_set:
+        importance = old.importance  # not said: the default 0.5 is no opinion to average in
+    elif item.importance < old.importance:
         importance = (item.importance + old.importance) / 2
     else:
         importance = item.importance
