@@ -169,6 +169,10 @@ async def test_a_bad_item_rejects_the_whole_batch(
         await put(client, "u1", PREFERENCE, {**CAMPAIGN, "id": "x:y"}), 400, "invalid_id"
     )
     assert err["details"]["index"] == 1
+    err = assert_error(
+        await put(client, "u1", PREFERENCE, {**CAMPAIGN, "name": "!!!"}), 400, "invalid_id"
+    )
+    assert err["details"]["index"] == 1  # a name with nothing to make an id of
     assert memkv._items == before
     assert_error(await put(client, "u1", {**CAMPAIGN, "importance": 1.5}), 422, "invalid_entity")
     assert_error(await put(client, "u1", {**CAMPAIGN, "surprise": 1}), 422, "invalid_entity")

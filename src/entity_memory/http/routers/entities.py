@@ -7,7 +7,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 
 from entity_memory.domain.headline import headline
-from entity_memory.domain.keys import InvalidId, entity_key, validate_id, validate_type
+from entity_memory.domain.keys import InvalidId, entity_key, slug_for, validate_id, validate_type
 from entity_memory.domain.limits import MAX_BATCH
 from entity_memory.domain.models import Entity
 from entity_memory.http.body import openapi_body, parse, read_json
@@ -40,12 +40,16 @@ def _check_batch(raw: Any) -> None:
     if len(raw["entities"]) > MAX_BATCH:
         raise ApiError(413, "too_large", f"at most {MAX_BATCH} entities per batch")
     for i, item in enumerate(raw["entities"]):
-        if isinstance(item, dict) and item.get("id") is not None:
-            try:
+        if not isinstance(item, dict):
+            continue
+        try:
+            if item.get("id") is not None:
                 validate_id(item["id"], "entity")
-            except InvalidId as exc:
-                details = {"kind": "entity", "index": i}
-                raise ApiError(400, "invalid_id", f"entities[{i}]: {exc}", details) from exc
+            elif isinstance(item.get("name"), str) and item["name"].strip():
+                slug_for(item["name"])  # a name with nothing to make an id of ("!!!")
+        except InvalidId as exc:
+            details = {"kind": "entity", "index": i}
+            raise ApiError(400, "invalid_id", f"entities[{i}]: {exc}", details) from exc
 
 
 @router.put(
