@@ -569,14 +569,14 @@ async def test_a_strategys_new_figure_in_a_later_session_is_the_stored_metrics_t
 ) -> None:
     store, ledger, bindings = pipeline_parts
     run = SessionExtraction(store, ledger, bindings, build_extractor)
-    await go(run, "u1", "s1", msgs("Campaign Croissant CPA is $36 against the $38 target."), None)
+    await go(run, "u1", "s1", msgs("Campaign Croissant CPA is $46 against the $49 target."), None)
     clock.advance(86_400_000)
-    await go(run, "u1", "s2", msgs("ok, done: Campaign Croissant tCPA is now $35."), None)
+    await go(run, "u1", "s2", msgs("ok, done: Campaign Croissant tCPA is now $44."), None)
     [entry] = [e for e in await store.list("u1") if e.type == "metric"]
     metric = await store.get("u1", "metric", entry.id)
     meta = metric.metadata  # type: ignore[union-attr]
-    assert (meta.value, meta.target) == (36, 35)
-    assert [h.value for h in meta.history] == [36]  # a target is no observation
+    assert (meta.value, meta.target) == (46, 44)
+    assert [h.value for h in meta.history] == [46]  # a target is no observation
 
 
 async def test_a_resend_retries_the_pending_messages_and_processes_new_ones(

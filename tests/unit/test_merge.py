@@ -113,7 +113,7 @@ def test_the_history_keeps_the_latest_measured_not_the_latest_told() -> None:
 def test_a_sentence_a_field_change_contradicts_goes_with_the_old_value() -> None:
     """Issue 22 item 1: a write without a sentence that changes a field the stored sentence
     states leaves the fields to say what is true; one that states other things stays."""
-    said = "Alpha runs on manual CPC with a $150 daily budget"
+    said = "Alpha bids on Manual CPC at $150 a day"
     meta = {"strategy": "Manual CPC", "budget": 150, "status": "enabled"}
     first = merge(None, campaign(content=said, metadata=meta), "u1", "s1", T0).entity
     edits = {

@@ -172,32 +172,32 @@ CROISSANT_CPA = KnownEntity("metric", "campaign-croissant-cpa", "Campaign Croiss
 
 
 def test_a_strategys_figure_is_the_target_of_the_users_metric() -> None:
-    said = assistant("Done: Campaign Croissant tCPA is now $35.")
+    said = assistant("Done: Campaign Croissant tCPA is now $44.")
     metric = single(run(said, known=[CROISSANT, CROISSANT_CPA]), "metric")
     assert metric["name"] == "Campaign Croissant CPA"
-    assert metric["metadata"]["target"] == 35 and "value" not in metric["metadata"]
+    assert metric["metadata"]["target"] == 44 and "value" not in metric["metadata"]
     # No such metric stored: a target alone makes none.
     assert of(run(said, known=[CROISSANT]), "metric") == []
 
 
 def test_a_target_said_after_talk_of_one_campaign_is_that_campaigns() -> None:
     turns = (
-        user("Campaign Croissant CPA is $36 against the $38 target."),
-        user("tCPA is now $35."),
+        user("Campaign Croissant CPA is $46 against the $49 target."),
+        user("tCPA is now $44."),
     )
     metric = single(run(*turns, known=[CROISSANT]), "metric")
-    assert (metric["metadata"]["value"], metric["metadata"]["target"]) == (36, 35)
+    assert (metric["metadata"]["value"], metric["metadata"]["target"]) == (46, 44)
     two = (user("Campaign Bagel CPA is $20."), *turns)  # which one's? none is said
     assert {c["metadata"].get("target") for c in of(run(*two, known=[CROISSANT]), "metric")} == {
         None,
-        38,
+        49,
     }
 
 
 @pytest.mark.parametrize(
     "said",
     [
-        user("For Campaign Croissant, Target CPA was $40, now $35."),  # which is in force?
+        user("For Campaign Croissant, Target CPA was $40, now $44."),  # which is in force?
         user("Campaign Croissant is on Target CPA at $60/day budget."),
         user("Campaign Croissant tCPA is 20% lower than before."),
         user("Campaign Croissant switched to Target CPA 2.5 weeks ago."),
@@ -214,14 +214,14 @@ def test_a_figure_that_is_not_the_target_in_force_sets_none(said: tuple[str, str
 
 def test_a_target_set_after_the_value_is_the_one_that_stays_and_both_are_grounded() -> None:
     turns = [
-        user("Campaign Croissant CPA is $36 against the $38 target."),
+        user("Campaign Croissant CPA is $46 against the $49 target."),
         assistant("We could go lower."),
-        user("ok, done: Campaign Croissant tCPA is now $35."),
+        user("ok, done: Campaign Croissant tCPA is now $44."),
     ]
     msgs = [Message(role=role, content=text) for role, text in turns]  # type: ignore[arg-type]
     cands = extract_candidates(msgs, [CROISSANT])
     metric = single(cands, "metric")
-    assert (metric["metadata"]["value"], metric["metadata"]["target"]) == (36, 35)
+    assert (metric["metadata"]["value"], metric["metadata"]["target"]) == (46, 44)
     inputs, _ = validate_candidates(cands)
     kept, rejected = ground(inputs, session_context(msgs, [CROISSANT]))
     assert not rejected and any(k.type == "metric" for k in kept), rejected

@@ -212,7 +212,7 @@ _SHOWN_FIELDS: dict[str, tuple[str, ...]] = {
 
 def _content(sent: str, old: BaseEntity, old_meta: dict[str, Any], new_meta: dict[str, Any]) -> str:
     """A sentence sent replaces the stored one. Without one, the stored sentence stays unless
-    the write changed a field it states: "runs on manual CPC with a $150 budget" is no longer
+    the write changed a field it states: "bids on Manual CPC, $90 a day" is no longer
     true once the strategy is target CPA, and the block would print it beside the new fields
     (issue 22 item 1). The version history keeps it; the fields say what is true now. (A
     sentence resent as it was is the client's to say: judging it against the stored one would

@@ -182,7 +182,7 @@ def to_candidates(
             if stored is None and short:
                 stored = names.get((entity_type, normalize_name(short[0])))
             if entity_type == "metric" and fact.value is None and stored is None:
-                # A target alone ("tCPA is now $35") updates a metric the user has; it makes
+                # A target alone ("tCPA is now $44") updates a metric the user has; it makes
                 # none: which of a lead business's KPIs a Target CPA aims at is not said.
                 continue
             if stored is None and entity_type == "preference":

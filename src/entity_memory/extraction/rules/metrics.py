@@ -129,7 +129,7 @@ def _kpis(text: str) -> list[tuple[int, int, str]]:
     return kept
 
 
-#: Between a Target CPA and the figure in force: "tCPA is now $35", "Target CPA at $38",
+#: Between a Target CPA and the figure in force: "tCPA is now $44", "Target CPA at $52",
 #: "Target CPA set to $40". Not "was" ("was $40, now $35": the old figure) nor "from".
 _STRATEGY_LINK = re.compile(r"\s*(?:(?:is|now|at|of|to|set|:|=)\s*){0,3}", re.I)
 #: A sentence that proposes, doubts, denies or conditions the figure: it is not in force.
@@ -148,9 +148,9 @@ def _strategy_targets(
     text: str, mentions: list[Mention], context: str | None, sentence: Sentence
 ) -> list[Reading]:
     """A campaign's CPA target stated as its Target CPA's figure in force, in money: the amount
-    right after the strategy ("Target CPA at $38", "tCPA is now $35") or right before it ("the
-    $38 Target CPA"). Only for a campaign the sentence or turn names, or the one campaign the
-    conversation has named ("tCPA is now $35" after talk of one campaign): a target is a
+    right after the strategy ("Target CPA at $52", "tCPA is now $44") or right before it ("the
+    $52 Target CPA"). Only for a campaign the sentence or turn names, or the one campaign the
+    conversation has named ("tCPA is now $44" after talk of one campaign): a target is a
     campaign's setting. Never from a proposal, a doubt, a denial or a condition. A Target ROAS is
     left out: "400%" and "4x" are one goal in two units the stored metric may not share."""
     if _NOT_IN_FORCE.search(text):
