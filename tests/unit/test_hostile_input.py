@@ -15,6 +15,7 @@ from entity_memory.domain.safe_json import (
     check_depth,
     loads,
 )
+from entity_memory.domain.task_dates import iso_day
 from entity_memory.extraction.llm.parsing import OutputError, parse_output
 from entity_memory.storage.kv import InMemoryKV
 
@@ -145,6 +146,21 @@ async def test_numbers_and_times_storage_cannot_hold_are_422(
         assert any(field in map(str, d["loc"]) for d in error["details"]), error
         assert (await client.get("/v1/users/ann/entities")).json()["count"] == 0
         assert (await client.post("/v1/users/ann/reindex")).status_code == 200
+
+
+async def test_a_value_measured_after_today_is_422(memkv: InMemoryKV, clock: Clock) -> None:
+    """It would stay the latest measured against every real value told after it."""
+    future = iso_day(clock.now + 3 * 86_400_000)
+    history = [{"value": 30, "at": clock.now, "observedOn": future}]
+    async with make_client(memkv, clock) as client:
+        for meta in ({"observedOn": future}, {"history": history}):
+            metric = {**METRIC, "metadata": {**METRIC["metadata"], **meta}}
+            error = assert_error(await put(client, "ann", PAIN, metric), 422, "invalid_entity")
+            assert error["details"] == {"index": 1, "field": "observedOn"}
+        assert (await client.get("/v1/users/ann/entities")).json()["count"] == 0
+        tomorrow = {"observedOn": iso_day(clock.now + 86_400_000)}  # the teller's time zone
+        ok = await put(client, "ann", {**METRIC, "metadata": {**METRIC["metadata"], **tomorrow}})
+        assert ok.status_code == 200, ok.text
 
 
 async def test_a_poisoned_record_does_not_take_the_user_down(

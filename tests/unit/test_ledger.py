@@ -5,7 +5,7 @@ from typing import Any
 import pytest
 
 from entity_memory.domain.merge import Change
-from entity_memory.domain.models import EntityInputBase, parse_entity
+from entity_memory.domain.models import METRIC_HISTORY_LIMIT, EntityInputBase, parse_entity
 from entity_memory.domain.trends import better_direction, metric_trends, trend_of
 from entity_memory.service.erasure import forget_user
 from entity_memory.service.maintenance import reindex_recent_users
@@ -183,6 +183,21 @@ async def test_a_value_told_late_about_an_earlier_day_takes_its_place_in_the_tre
     assert trend["firstAt"] < trend["lastAt"]
     stored = await lstore.get("u1", "metric", "alpha-cpa")
     assert stored.metadata.value == 41.0  # type: ignore[attr-defined]
+
+
+async def test_a_backfill_older_than_what_kv_keeps_is_in_the_ledger(
+    lstore: EntityStore, ledger: Ledger
+) -> None:
+    await upsert_one(lstore, "u1", metric(value=23.0), "now")
+    older = METRIC_HISTORY_LIMIT + 4
+    for i in range(older):
+        meta = {"kpi": "CPA", "value": 40.0 + i, "observedOn": f"2025-01-{1 + i:02d}"}
+        await upsert_one(lstore, "u1", metric(value=40.0 + i, metadata=meta), f"old{i}")
+    stored = await lstore.get("u1", "metric", "alpha-cpa")
+    kept = stored.metadata.history  # type: ignore[union-attr]
+    assert len(kept) == METRIC_HISTORY_LIMIT and kept[-1].value == 23.0
+    rows = await ledger.metric_observations("u1")
+    assert len(rows) == older + 1 and rows[-1]["value"] == 23.0
 
 
 def test_the_same_words_written_otherwise_are_no_contradiction() -> None:

@@ -100,6 +100,16 @@ def test_values_one_session_dates_on_different_days_are_observations_of_their_ow
     assert [h.value for h in meta.history] == [3.1, 3.6, 4.0] and meta.value == 4.0
 
 
+def test_a_day_after_the_day_told_is_no_day_it_was_measured() -> None:
+    """A slip an extractor could make ("next week"): it would pin the current value."""
+    e = merge(None, measured(47, "2099-03-01"), "u1", "s1", T0).entity
+    assert e.metadata.observed_on is None  # type: ignore[attr-defined]
+    e = merge(e, measured(39, None), "u1", "s2", T0 + DAY).entity
+    meta = e.metadata  # type: ignore[attr-defined]
+    assert (meta.value, meta.observed_on) == (39, None)
+    assert [h.observed_on for h in meta.history] == [None, None]
+
+
 def test_the_history_keeps_the_latest_measured_not_the_latest_told() -> None:
     e = merge(None, measured(23, None), "u1", "now", T0).entity
     for i in range(METRIC_HISTORY_LIMIT + 4):  # then a backfill of older values

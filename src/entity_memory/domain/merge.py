@@ -29,7 +29,7 @@ from entity_memory.domain.models import (
     BaseEntity,
     EntityInputBase,
 )
-from entity_memory.domain.task_dates import measured_ms
+from entity_memory.domain.task_dates import DAY_MS, iso_day, measured_ms
 from entity_memory.domain.text import normalize_name, tokenize
 
 Status = Literal["created", "updated", "unchanged"]
@@ -41,12 +41,31 @@ class Change:
     new: Any
 
 
+@dataclass(frozen=True)
+class Observed:
+    """What a write did to a metric's series, before the history was cut to the observations
+    KV keeps: the ledger keeps the whole series, so it needs every one."""
+
+    #: Observations this write added (or that replaced one of the same session and day).
+    added: list[dict[str, Any]] = field(default_factory=list)
+    #: Observations they replaced.
+    replaced: list[dict[str, Any]] = field(default_factory=list)
+
+    @classmethod
+    def told_at_update(cls, entity: BaseEntity) -> Observed:
+        """A metric's observations told at its last update: what the write of that version
+        added (a version the ledger missed is recorded from KV alone)."""
+        history = getattr(getattr(entity, "metadata", None), "history", None) or []
+        return cls(added=[h.to_json_dict() for h in history if h.at == entity.updated_at])
+
+
 @dataclass
 class MergeResult:
     entity: BaseEntity
     status: Status
     #: Field path (`content`, `metadata.strategy`, ...) -> old and new value.
     changes: dict[str, Change] = field(default_factory=dict)
+    observed: Observed = field(default_factory=Observed)
 
 
 def entity_id_for(item: EntityInputBase) -> str:
@@ -114,12 +133,15 @@ def _merge_metric_history(
     explicit_history: bool,
     now: int,
     session_id: str,
-) -> list[dict[str, Any]]:
+) -> tuple[list[dict[str, Any]], Observed]:
     history = list(old_history)
+    observed = Observed()
     if explicit_history:
         known = {(h["at"], h["value"]) for h in history}
-        history += [h for h in new_meta.get("history", []) if (h["at"], h["value"]) not in known]
-    value, day = new_meta.get("value"), new_meta.get("observedOn")
+        sent = [h for h in new_meta.get("history", []) if (h["at"], h["value"]) not in known]
+        history += sent
+        observed.added.extend(sent)
+    value, day = new_meta.get("value"), _not_after(new_meta.get("observedOn"), now)
     if value is not None:
         # One observation per metric, session and day measured: a session says what the value
         # was when it happened, so a later value in the same session (a later chunk, or the
@@ -132,13 +154,23 @@ def _merge_metric_history(
         ]
         if not mine:
             history.append(_observation(value, now, session_id, day))
+            observed.added.append(history[-1])
         elif history[mine[-1]]["value"] != value:
+            observed.replaced.append(history[mine[-1]])
             at = history[mine[-1]]["at"]
             history[mine[-1]] = _observation(value, at, session_id, day)
+            observed.added.append(history[mine[-1]])
     # In the order measured, and the latest measured kept: a backfill of older values does
     # not push out the newest.
     history.sort(key=_measured)
-    return history[-METRIC_HISTORY_LIMIT:]
+    return history[-METRIC_HISTORY_LIMIT:], observed
+
+
+def _not_after(day: str | None, now: int) -> str | None:
+    """A day a value was measured on, if it is not after the day it is told (a day of slack:
+    the teller's today may be ahead of UTC). A future day is a slip, and the latest measured
+    value is the current one: it would hold that place against every real value after it."""
+    return day if day is None or day <= iso_day(now + DAY_MS) else None
 
 
 def _measured(observation: dict[str, Any]) -> int:
@@ -152,19 +184,22 @@ def _merge_metadata(
     now: int,
     session_id: str,
     same_session: bool,
-) -> dict[str, Any]:
+) -> tuple[dict[str, Any], Observed]:
     new_model = item.metadata  # type: ignore[attr-defined]
     new_meta = new_model.to_json_dict()
     fields = type(new_model).model_fields
     explicit = {fields[f].alias or f for f in new_model.model_fields_set}
     merged = dict(old)
+    observed = Observed()
     for key in explicit:
         if key != "history":
             merged[key] = new_meta[key]
     if entity_type == "metric":
-        merged["history"] = _merge_metric_history(
+        merged["history"], observed = _merge_metric_history(
             old.get("history", []), new_meta, "history" in explicit, now, session_id
         )
+        if new_meta.get("observedOn") and not _not_after(new_meta["observedOn"], now):
+            merged.pop("observedOn", None)
         if new_meta.get("value") is not None and merged["history"]:
             # The current value is the latest measured, wherever the new one stands: a value
             # measured before the stored one is history, and a value without a day does not
@@ -177,10 +212,12 @@ def _merge_metadata(
     if entity_type == "pain_point" and not same_session and not new_meta.get("resolved"):
         # It came back; a session that says it is resolved is no new occurrence of it.
         merged["frequency"] = int(old.get("frequency", 1)) + int(new_meta.get("frequency", 1))
-    return merged
+    return merged, observed
 
 
-def _new_entity(item: EntityInputBase, user_id: str, session_id: str, now: int) -> BaseEntity:
+def _new_entity(
+    item: EntityInputBase, user_id: str, session_id: str, now: int
+) -> tuple[BaseEntity, Observed]:
     data = item.to_json_dict()
     data.pop("source", None)
     provenance = new_provenance(item, session_id, now)
@@ -195,10 +232,15 @@ def _new_entity(item: EntityInputBase, user_id: str, session_id: str, now: int) 
         version=1,
         aliases=_merge_aliases(item.name, item.aliases),
     )
+    observed = Observed()
     if item.type == "metric":  # type: ignore[attr-defined]
         meta = data["metadata"]
-        meta["history"] = _merge_metric_history([], meta, bool(meta["history"]), now, session_id)
-    return ENTITY_MODELS[data["type"]].model_validate(data)
+        meta["history"], observed = _merge_metric_history(
+            [], meta, bool(meta["history"]), now, session_id
+        )
+        if meta.get("observedOn") and not _not_after(meta["observedOn"], now):
+            meta.pop("observedOn")
+    return ENTITY_MODELS[data["type"]].model_validate(data), observed
 
 
 #: The fields an entity's line in the context block shows (domain/context.py).
@@ -260,13 +302,14 @@ def merge(
 ) -> MergeResult:
     """The state after `item` is mentioned in `session_id` at `now` (epoch ms)."""
     if old is None:
-        return MergeResult(_new_entity(item, user_id, session_id, now), "created")
+        entity, observed = _new_entity(item, user_id, session_id, now)
+        return MergeResult(entity, "created", observed=observed)
 
     before = old.to_json_dict()
     same_name = normalize_name(item.name) == normalize_name(old.name)
     name = old.name if same_name else item.name
     provenance = new_provenance(item, session_id, now)
-    metadata = _merge_metadata(
+    metadata, observed = _merge_metadata(
         old.type, before["metadata"], item, now, session_id, session_id == old.session_id
     )
     after = dict(before)
@@ -296,4 +339,5 @@ def merge(
         version=old.version + 1,
         createdAt=old.created_at,
     )
-    return MergeResult(ENTITY_MODELS[old.type].model_validate(after), "updated", changes)
+    entity = ENTITY_MODELS[old.type].model_validate(after)
+    return MergeResult(entity, "updated", changes, observed)

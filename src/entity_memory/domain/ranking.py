@@ -18,7 +18,7 @@ from itertools import chain
 from typing import Any
 
 from entity_memory.domain.models import RankEntry
-from entity_memory.domain.task_dates import dates_in
+from entity_memory.domain.task_dates import DAY_MS, dates_in
 from entity_memory.domain.text import name_terms, tokenize
 
 RELEVANCE_WEIGHT = 0.6
@@ -33,7 +33,6 @@ RECENCY_HORIZON_DAYS = 180
 #: only *means* an entity able to find it (tests/unit/test_semantic.py) without diluting
 #: exact keyword matches.
 SEMANTIC_SHARE = 0.25
-DAY_MS = 24 * 60 * 60 * 1000
 #: Types injected whenever the user has any (SPEC best practice 4), up to this many each.
 ALWAYS_INJECT = ("preference", "pain_point")
 ALWAYS_INJECT_PER_TYPE = 5

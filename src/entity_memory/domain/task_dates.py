@@ -68,6 +68,7 @@ _WORD_BEFORE = re.compile(r"([A-Za-z]+)[\s,-]*$")
 _LOOK_BACK = 24
 #: Dates read from one task at most: a task naming more is a list, not a question about a day.
 MAX_DATES = 8
+DAY_MS = 24 * 60 * 60 * 1000
 #: The last millisecond of the year 9999: later times have no calendar date to show or match.
 MAX_EPOCH_MS = 253_402_300_799_999
 #: 2000-01-01: a client's time before it is one in seconds read as milliseconds (a day in

@@ -13,7 +13,7 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
-from entity_memory.domain.merge import Change
+from entity_memory.domain.merge import Change, MergeResult
 from entity_memory.domain.models import BaseEntity
 from entity_memory.domain.task_dates import measured_ms
 from entity_memory.domain.text import normalize_name
@@ -98,29 +98,23 @@ _DELETE_OBSERVATION = (
 )
 
 
-def _observation_rows(entity: BaseEntity, changes: dict[str, Change]) -> list[Statement]:
-    """A row for each observation this write added to a metric's history, at the time its
+def _observation_rows(result: MergeResult) -> list[Statement]:
+    """A row for each observation the write added to a metric's series, at the time its
     value was measured (trends order a series by it, so a value told late about an earlier
-    day takes its place). An observation that replaced one of the same session and day (a
-    later chunk of the session) replaces its row, so the ledger says what KV says."""
+    day takes its place), even one older than the observations KV keeps. One that replaced
+    an observation of the same session and day (a later chunk of the session) replaces its
+    row, so the ledger says what KV says."""
+    entity = result.entity
     if entity.type != "metric":
         return []
     meta = entity.metadata  # type: ignore[attr-defined]
-    change = changes.get("metadata.history")
-    old: list[dict[str, Any]] = list(change.old or []) if change is not None else []
-    new = [h.to_json_dict() for h in meta.history]
-    if change is None and entity.version > 1:
-        return []
-    removed = [h for h in old if h not in new]
     rows: list[Statement] = []
-    for obs in (h for h in new if h not in old):
-        key = (obs.get("sessionId"), obs.get("observedOn"))
-        for gone in removed:
-            if (gone.get("sessionId"), gone.get("observedOn")) == key:
-                when = measured_ms(gone.get("observedOn"), gone["at"])
-                rows.append((_DELETE_OBSERVATION, (entity.user_id, entity.id, key[0], when)))
+    for gone in result.observed.replaced:
+        when = measured_ms(gone.get("observedOn"), gone["at"])
+        rows.append((_DELETE_OBSERVATION, (entity.user_id, entity.id, gone.get("sessionId"), when)))
+    for obs in result.observed.added:
         measured = measured_ms(obs.get("observedOn"), obs["at"])
-        values = (meta.campaign, meta.kpi, obs["value"], meta.unit, measured, key[0])
+        values = (meta.campaign, meta.kpi, obs["value"], meta.unit, measured, obs.get("sessionId"))
         rows.append((_INSERT_OBSERVATION, (entity.user_id, entity.id, *values)))
     return rows
 
@@ -152,16 +146,17 @@ class Ledger:
 
     # --- writes ----------------------------------------------------------------------------------
 
-    def upsert_statements(
-        self, written: Iterable[tuple[BaseEntity, str, dict[str, Change]]], now: int
-    ) -> list[Statement]:
+    def upsert_statements(self, written: Iterable[MergeResult], now: int) -> list[Statement]:
         """Rows for entities a batch wrote: a version each, an observation per new metric value."""
         statements: list[Statement] = []
         user_id = None
-        for entity, status, changes in written:
+        for result in written:
+            entity, changes = result.entity, result.changes
             user_id = entity.user_id
-            statements.append(_version_row(entity, change_kind(status, changes), changes, now))
-            statements += _observation_rows(entity, changes)
+            statements.append(
+                _version_row(entity, change_kind(result.status, changes), changes, now)
+            )
+            statements += _observation_rows(result)
         if user_id is not None:
             statements.append((_TOUCH_USER, (user_id, now)))
         return statements

@@ -27,7 +27,7 @@ from entity_memory.domain.keys import (
     validate_id,
     validate_type,
 )
-from entity_memory.domain.merge import Change, MergeResult, Status, entity_id_for, merge
+from entity_memory.domain.merge import Change, MergeResult, Observed, Status, entity_id_for, merge
 from entity_memory.domain.models import (
     BaseEntity,
     EntityIndex,
@@ -311,7 +311,7 @@ class EntityStore:
         """The batch's one ledger write: a version per changed entity, and `extra`."""
         if self.ledger is None:
             return
-        written = [(r.entity, r.status, r.changes) for r in merged if r.status != "unchanged"]
+        written = [r for r in merged if r.status != "unchanged"]
         written += await self._unrecorded(user_id, merged)
         if written or extra:
             await self.ledger.write(self.ledger.upsert_statements(written, now) + list(extra))
@@ -355,9 +355,7 @@ class EntityStore:
         the model failed (they rank lexically until a reindex backfills them)."""
         return await index_vectors.vectors_for(self.embedder, index, entities)
 
-    async def _unrecorded(
-        self, user_id: str, merged: Sequence[MergeResult]
-    ) -> list[tuple[BaseEntity, str, dict[str, Change]]]:
+    async def _unrecorded(self, user_id: str, merged: Sequence[MergeResult]) -> list[MergeResult]:
         """Versions KV holds that the ledger lacks, among the batch's unchanged entities.
 
         KV is written before the ledger; if the ledger write failed, the client's retry finds
@@ -369,13 +367,14 @@ class EntityStore:
         if not same:
             return []
         latest = await self.ledger.latest(user_id, list(same))
-        rows: list[tuple[BaseEntity, str, dict[str, Change]]] = []
+        rows: list[MergeResult] = []
         for key, entity in same.items():
             recorded = latest.get(key, (0, ""))[0]
             if recorded < entity.version:
-                # A version 1 the ledger never saw was created by the attempt that failed.
-                kind = "created" if recorded == 0 and entity.version == 1 else "updated"
-                rows.append((entity, kind, {}))
+                # A version 1 the ledger never saw was created by the attempt that failed;
+                # the observations that version's write made are those told at its time.
+                kind: Status = "created" if recorded == 0 and entity.version == 1 else "updated"
+                rows.append(MergeResult(entity, kind, observed=Observed.told_at_update(entity)))
         return rows
 
     async def delete(self, user_id: str, entity_type: str, entity_id: str) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -9,9 +10,17 @@ from fastapi import APIRouter, Request
 from entity_memory.domain.headline import headline
 from entity_memory.domain.keys import InvalidId, entity_key, slug_for, validate_id, validate_type
 from entity_memory.domain.limits import MAX_BATCH
-from entity_memory.domain.models import Entity
+from entity_memory.domain.models import Entity, EntityInputBase, MetricMetadata
+from entity_memory.domain.task_dates import DAY_MS, iso_day
 from entity_memory.http.body import openapi_body, parse, read_json
-from entity_memory.http.deps import EntityRefDep, StoreDep, UserId, WriterDep
+from entity_memory.http.deps import (
+    BindingsDep,
+    EntityRefDep,
+    StoreDep,
+    UserId,
+    WriterDep,
+    pinned_now,
+)
 from entity_memory.http.errors import ApiError
 from entity_memory.http.schemas import Deleted, EntityList, UpsertBody, UpsertResponse
 from entity_memory.service.writes import DeleteCall, UpsertCall
@@ -52,18 +61,35 @@ def _check_batch(raw: Any) -> None:
             raise ApiError(400, "invalid_id", f"entities[{i}]: {exc}", details) from exc
 
 
+def _check_measured_days(entities: Sequence[EntityInputBase], now: int) -> None:
+    """A metric value measured after today is a slip (a day of slack for time zones): it
+    would stay the latest measured against every real value after it. 422, nothing written."""
+    latest = iso_day(now + DAY_MS)
+    for i, item in enumerate(entities):
+        meta = getattr(item, "metadata", None)
+        if not isinstance(meta, MetricMetadata):
+            continue
+        for day in (meta.observed_on, *(h.observed_on for h in meta.history)):
+            if day and day > latest:
+                message = f"entities[{i}]: observedOn {day} is after today ({iso_day(now)})"
+                raise ApiError(422, "invalid_entity", message, {"index": i, "field": "observedOn"})
+
+
 @router.put(
     "",
     response_model=UpsertResponse,
     response_model_exclude_unset=True,
     openapi_extra=openapi_body(UpsertBody),
 )
-async def upsert_entities(user_id: UserId, request: Request, writer: WriterDep) -> dict[str, Any]:
+async def upsert_entities(
+    user_id: UserId, request: Request, writer: WriterDep, b: BindingsDep
+) -> dict[str, Any]:
     """Upsert a batch (at most 100) of entities; a bad item rejects the whole batch."""
     raw = await read_json(request)
     _check_batch(raw)
     body = parse(UpsertBody, raw, "invalid_entity", "entities do not validate")
     validate_id(body.session_id, "session")
+    _check_measured_days(body.entities, pinned_now(request, b) or b.clock())
     call = UpsertCall(user_id=user_id, session_id=body.session_id, entities=body.entities)
     return (await writer.upsert(call)).model_dump()
 
