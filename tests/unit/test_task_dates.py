@@ -109,10 +109,10 @@ def test_an_entry_keeps_the_days_it_was_said_and_measured_on() -> None:
     days = (index_entry_for(entity).days or "").split()
     assert len(days) == MAX_DAYS
     assert days[0] == "2023-08-08" and days == sorted(days, reverse=True)  # the newest
-    measured = metric(metadata={"kpi": "CPA", "value": 40, "observedOn": "2023-09-30"})
+    measured = metric(metadata={"kpi": "CPA", "value": 40, "observedOn": "2023-07-30"})
     measured.provenance = [ProvenanceInput(excerpt="CPA was $40", at=at[0])]
     entity = merge(None, measured, "u1", "s1", at[-1]).entity
-    assert index_entry_for(entity).days == "2023-09-30 2023-08-01"  # not the write's day
+    assert index_entry_for(entity).days == "2023-08-01 2023-07-30"  # not the write's day
 
 
 def test_a_client_write_without_provenance_is_said_on_its_day() -> None:
