@@ -135,6 +135,17 @@ def test_a_sentence_a_field_change_contradicts_goes_with_the_old_value() -> None
     for label, (meta, content) in edits.items():
         result = merge(first, campaign(content="", metadata=meta), "u1", "s2", T0 + 1)
         assert result.entity.content == content, label
+    for other, meta in (
+        ("Alpha uses manual bidding", {"strategy": "max conversions"}),
+        ("Alpha is live", {"status": "paused"}),
+    ):  # the same field, other words
+        stated = merge(
+            None, campaign(content=other, metadata=first.metadata.to_json_dict()), "u1", "s1", T0
+        ).entity  # type: ignore[attr-defined]
+        assert (
+            merge(stated, campaign(content="", metadata=meta), "u1", "s2", T0 + 1).entity.content
+            == ""
+        )
     resent = merge(first, campaign(content=said, metadata={"budget": 200}), "u1", "s2", T0 + 1)
     assert resent.entity.content == said  # a sentence sent is the client's to say
 

@@ -180,6 +180,20 @@ def test_a_strategys_figure_is_the_target_of_the_users_metric() -> None:
     assert of(run(said, known=[CROISSANT]), "metric") == []
 
 
+@pytest.mark.parametrize(
+    "said",
+    [
+        "tCPA lowered to $41.",
+        "I moved tCPA from $49 to $41 this morning.",
+        "tCPA is now $41, no change to the budget.",  # the "no" is the budget's
+    ],
+)
+def test_a_target_changed_in_other_words_is_the_new_one(said: str) -> None:
+    turns = (user("Campaign Croissant CPA is $46 against the $49 target."), user(said))
+    metric = single(run(*turns, known=[CROISSANT]), "metric")
+    assert (metric["metadata"]["value"], metric["metadata"]["target"]) == (46, 41)
+
+
 def test_a_target_said_after_talk_of_one_campaign_is_that_campaigns() -> None:
     turns = (
         user("Campaign Croissant CPA is $46 against the $49 target."),
@@ -206,6 +220,10 @@ def test_a_target_said_after_talk_of_one_campaign_is_that_campaigns() -> None:
         user("never set Campaign Croissant tCPA to $30"),
         assistant("Campaign Croissant tCPA at $30 would be safer."),
         user("Campaign Croissant Target ROAS of 400%"),
+        user("let's set the Campaign Croissant tCPA to $30."),
+        user("I'd like Campaign Croissant tCPA at $30."),
+        user("plan for next week: Campaign Croissant tCPA to $30."),
+        user("Campaign Croissant tCPA will be $30 from Monday."),
     ],
 )
 def test_a_figure_that_is_not_the_target_in_force_sets_none(said: tuple[str, str]) -> None:

@@ -16,6 +16,7 @@ confirmation is not worth a write.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -31,6 +32,7 @@ from entity_memory.domain.models import (
 )
 from entity_memory.domain.task_dates import DAY_MS, iso_day, measured_ms
 from entity_memory.domain.text import normalize_name, tokenize
+from entity_memory.domain.vocab import BID_STRATEGIES, STATUSES
 
 Status = Literal["created", "updated", "unchanged"]
 
@@ -263,9 +265,25 @@ def _content(sent: str, old: BaseEntity, old_meta: dict[str, Any], new_meta: dic
         return sent
     for key in _SHOWN_FIELDS.get(old.type, ()):
         before, after = old_meta.get(key), new_meta.get(key)
-        if before is not None and not _same(before, after) and _states(old.content, before):
+        if before is None or _same(before, after):
+            continue
+        if _states(old.content, before) or _names_a(key, old.content):
             return ""
     return old.content
+
+
+#: How a sentence names a bid strategy or a campaign status in other words than the stored
+#: value ("manual bidding" for "Manual CPC", "live" for "enabled"): the vocabulary's.
+_FIELD_WORDS: dict[str, re.Pattern[str]] = {
+    "strategy": re.compile("|".join(rf"\b(?:{p})\b" for p, _ in BID_STRATEGIES), re.I),
+    "status": re.compile(r"\b(?:" + "|".join(STATUSES) + r")\b", re.I),
+}
+
+
+def _names_a(key: str, text: str) -> bool:
+    """Whether `text` names some strategy or status (when `key` is one): it states that field."""
+    pattern = _FIELD_WORDS.get(key)
+    return pattern is not None and pattern.search(text) is not None
 
 
 def _same(a: object, b: object) -> bool:

@@ -18,6 +18,7 @@ from entity_memory.extraction.base import Message
 from entity_memory.extraction.rules.campaigns import owner
 from entity_memory.extraction.rules.mentions import Mention, MentionFinder, first_part
 from entity_memory.extraction.rules.patterns import (
+    CLAUSE_SPLIT,
     COMPARATOR_BEFORE,
     KPI_LINK,
     KPI_RES,
@@ -130,12 +131,19 @@ def _kpis(text: str) -> list[tuple[int, int, str]]:
 
 
 #: Between a Target CPA and the figure in force: "tCPA is now $44", "Target CPA at $52",
-#: "Target CPA set to $40". Not "was" ("was $40, now $35": the old figure) nor "from".
-_STRATEGY_LINK = re.compile(r"\s*(?:(?:is|now|at|of|to|set|:|=)\s*){0,3}", re.I)
-#: A sentence that proposes, doubts, denies or conditions the figure: it is not in force.
+#: "Target CPA set to $40", "tCPA lowered to $41", "moved tCPA from $50 to $44" (the figure
+#: after "to"). Not "was" ("was $40, now $44": which one holds?).
+_STRATEGY_LINK = re.compile(
+    r"\s*(?:(?:is|now|at|of|to|set|:|=|lowered|raised|cut|moved|changed|dropped|reduced|"
+    r"increased|decreased|updated|went|goes)\s*){0,3}"
+    r"(?:from\s*[$€£]\s?[\d,.]+k?\s*to\s*)?",
+    re.I,
+)
+#: A clause that proposes, plans, doubts, denies or conditions the figure: not in force.
 _NOT_IN_FORCE = re.compile(
-    r"\b(?:should|could|would|might|may|maybe|perhaps|if|unless|never|not|no|don'?t|"
-    r"suggest\w*|propos\w*|recommend\w*|consider\w*|try\w*|test\w*|want\w*|or)\b|\?",
+    r"\b(?:should|could|would|might|may|maybe|perhaps|if|unless|never|not|no|don'?t|let'?s|"
+    r"will|going to|plan\w*|need\w*|like|suggest\w*|propos\w*|recommend\w*|consider\w*|"
+    r"try\w*|test\w*|want\w*|or)\b|\?",
     re.I,
 )
 #: After the figure: a budget or a change, not a target ("$60/day", "20% lower", "$500 spend").
@@ -153,13 +161,13 @@ def _strategy_targets(
     conversation has named ("tCPA is now $44" after talk of one campaign): a target is a
     campaign's setting. Never from a proposal, a doubt, a denial or a condition. A Target ROAS is
     left out: "400%" and "4x" are one goal in two units the stored metric may not share."""
-    if _NOT_IN_FORCE.search(text):
-        return []
     out = []
     for pattern, strategy in STRATEGY_RES:
         if strategy != "Target CPA":
             continue
         for m in pattern.finditer(text):
+            if _NOT_IN_FORCE.search(_clause_of(text, m.start())):
+                continue
             campaign = owner(m.start(), text, mentions) if mentions else context
             link = _STRATEGY_LINK.match(text, m.end())
             after = VALUE.match(text, link.end() if link else m.end())
@@ -173,6 +181,14 @@ def _strategy_targets(
                 reading.stated["target"] = sentence
                 out.append(reading)
     return out
+
+
+def _clause_of(text: str, at: int) -> str:
+    """The clause of `text` around position `at` ("tCPA is now $44, no change to the
+    budget": the "no" is the budget's)."""
+    starts = [m.end() for m in CLAUSE_SPLIT.finditer(text, 0, at)]
+    end = CLAUSE_SPLIT.search(text, at)
+    return text[starts[-1] if starts else 0 : end.start() if end else len(text)]
 
 
 def _money_target(text: str, amount: re.Match[str] | None) -> bool:
