@@ -315,6 +315,13 @@ def test_an_action_is_hidden_only_when_said_word_for_word() -> None:
     assert "[action cut bids by 1]" in line("Bids", "Cut bids by 10%.", "cut bids by 1")
 
 
+def test_a_line_with_nothing_to_say_but_its_name_has_no_dangling_colon() -> None:
+    pause = {**ent("decision", "Pause Beta", ""), "metadata": {"action": "pause Beta"}}
+    first = {**ent("preference", "Numbers first", ""), "metadata": {"value": "numbers first"}}
+    lines = assemble_entity_context([pause, first]).splitlines()
+    assert "- **Pause Beta**" in lines and "- **Numbers first**" in lines
+
+
 def test_linked_entities_stand_under_their_campaign() -> None:
     alpha = {**ent("campaign", "Campaign Alpha", "on tCPA"), "id": "campaign-alpha"}
     cpa = {**ent("metric", "Alpha CPA", "CPA is $42"), "id": "alpha-cpa"}

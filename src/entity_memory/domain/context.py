@@ -114,8 +114,8 @@ def _field_facts(entity_type: str, meta: Mapping[str, Any], said: str = "") -> s
     """The current structured fields of a campaign, decision, pain point or preference, so a
     field changed by any path (extraction, PUT, the inspector) shows in the next block even
     when `content` still holds an older sentence (issue 22 item 1). A decision's action or
-    outcome that its name or sentence already says word for word (`said`, normalised) is not
-    said twice; a campaign's fields always are, since its sentence may name an old value."""
+    outcome, or a preference's value, that its name or sentence already says word for word
+    (`said`, normalised) is not said twice; a campaign's fields always are."""
     parts: list[str] = []
     if entity_type == "campaign":
         if meta.get("strategy"):
@@ -127,14 +127,19 @@ def _field_facts(entity_type: str, meta: Mapping[str, Any], said: str = "") -> s
     elif entity_type == "decision":
         for field in ("action", "outcome"):
             value = meta.get(field)
-            if value and f" {normalize_name(str(value))} " not in f" {said} ":
+            if value and not _said(value, said):
                 parts.append(f"{field} {value}")
     elif entity_type == "pain_point":
         if isinstance(meta.get("frequency"), int) and meta["frequency"] > 1:
             parts.append(f"seen {meta['frequency']} times")
-    elif entity_type == "preference" and meta.get("value"):
+    elif entity_type == "preference" and meta.get("value") and not _said(meta["value"], said):
         parts.append(str(meta["value"]))
     return ", ".join(parts)
+
+
+def _said(value: object, said: str) -> bool:
+    """Whether the normalised name and sentence `said` hold `value` word for word."""
+    return f" {normalize_name(str(value))} " in f" {said} "
 
 
 def _observations(metric: Mapping[str, Any]) -> list[tuple[int, float]]:
@@ -230,7 +235,7 @@ def _entry(
         outcome = decision_outcome(item, metrics)
         if outcome:
             content = f"{content} [{outcome}]" if content else f"[{outcome}]"
-    return f"- {head}: {content}\n"
+    return f"- {head}: {content}\n" if content else f"- {head}\n"
 
 
 #: An amount as written, its currency or percent sign kept: "$36" says more than "36".
