@@ -110,6 +110,25 @@ def test_a_day_after_the_day_told_is_no_day_it_was_measured() -> None:
     assert [h.observed_on for h in meta.history] == [None, None]
 
 
+def test_a_day_said_again_or_corrected_is_one_observation() -> None:
+    e = merge(None, measured(47, "2026-05-10"), "u1", "s2", T0).entity
+    e = merge(e, measured(47, "2026-05-10"), "u1", "s3", T0 + DAY).entity  # said again
+    e = merge(e, measured(45, "2026-05-10"), "u1", "s4", T0 + 2 * DAY).entity  # corrected
+    assert [h.value for h in e.metadata.history] == [45]  # type: ignore[attr-defined]
+    today = merge(None, measured(43, None), "u1", "s5", T0).entity
+    today = merge(today, measured(44, "2026-05-28"), "u1", "s5", T0 + 60_000).entity  # T0's day
+    assert [h.value for h in today.metadata.history] == [44]  # type: ignore[attr-defined]
+
+
+def test_provenance_keeps_where_the_fact_was_first_said() -> None:
+    e = merge(None, pain_point(source="first said here"), "u1", "s0", T0).entity
+    for i in range(1, 15):
+        e = merge(e, pain_point(source=f"said again {i}"), "u1", f"s{i}", T0 + i).entity
+    excerpts = [p.excerpt for p in e.provenance]
+    assert len(excerpts) == 10 and excerpts[0] == "first said here"
+    assert excerpts[-1] == "said again 14"
+
+
 def test_the_history_keeps_the_latest_measured_not_the_latest_told() -> None:
     e = merge(None, measured(23, None), "u1", "now", T0).entity
     for i in range(METRIC_HISTORY_LIMIT + 4):  # then a backfill of older values

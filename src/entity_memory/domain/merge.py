@@ -30,7 +30,7 @@ from entity_memory.domain.models import (
     BaseEntity,
     EntityInputBase,
 )
-from entity_memory.domain.task_dates import DAY_MS, iso_day, measured_ms
+from entity_memory.domain.task_dates import DAY_MS, day_of, iso_day, measured_ms
 from entity_memory.domain.text import normalize_name, tokenize
 from entity_memory.domain.vocab import BID_STRATEGIES, STATUSES
 
@@ -119,7 +119,11 @@ def _merge_provenance(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> l
         if key not in seen:
             seen.add(key)
             merged.append(entry)
-    return merged[-PROVENANCE_LIMIT:]
+    if len(merged) <= PROVENANCE_LIMIT:
+        return merged
+    # The first source stays with the newest: when the fact was first said (a decision's
+    # date, for its outcome) is not pushed out by later mentions.
+    return [merged[0], *merged[-(PROVENANCE_LIMIT - 1) :]]
 
 
 def _writer(new: list[dict[str, Any]]) -> str:
@@ -148,11 +152,14 @@ def _merge_metric_history(
         # One observation per metric, session and day measured: a session says what the value
         # was when it happened, so a later value in the same session (a later chunk, or the
         # whole session sent again) replaces that session's observation instead of adding
-        # another (issue 21); values it dates on other days are observations of their own.
+        # another (issue 21); values it dates on other days are observations of their own,
+        # and a value dated on an earlier day replaces what any session said of that day.
+        key = _day_key(day, now)
         mine = [
             i
             for i, h in enumerate(history)
-            if h.get("sessionId") == session_id and h.get("observedOn") == day
+            if _day_key(h.get("observedOn"), int(h.get("at") or 0)) == key
+            and (key is not None or h.get("sessionId") == session_id)
         ]
         if not mine:
             history.append(_observation(value, now, session_id, day))
@@ -166,6 +173,11 @@ def _merge_metric_history(
     # not push out the newest.
     history.sort(key=_measured)
     return history[-METRIC_HISTORY_LIMIT:], observed
+
+
+def _day_key(day: str | None, told_at: int) -> str | None:
+    """The day a value was measured on, None when that is the day it was told."""
+    return None if day is None or day == day_of(told_at) else day
 
 
 def _not_after(day: str | None, now: int) -> str | None:
