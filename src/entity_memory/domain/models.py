@@ -36,7 +36,7 @@ MAX_CONTENT_LENGTH = 4000
 MAX_ALIASES = 20
 #: Observations a metric keeps in KV; the full series lives in the ledger.
 METRIC_HISTORY_LIMIT = 20
-#: Provenance entries an entity keeps (the newest); every version is in the ledger anyway.
+#: Provenance entries an entity keeps (the first and the newest); every version is in the ledger.
 PROVENANCE_LIMIT = 10
 MAX_EXCERPT_LENGTH = 500
 
