@@ -30,7 +30,7 @@ from entity_memory.domain.models import (
     BaseEntity,
     EntityInputBase,
 )
-from entity_memory.domain.task_dates import DAY_MS, day_of, iso_day, measured_ms
+from entity_memory.domain.task_dates import after_today, day_of, measured_ms
 from entity_memory.domain.text import normalize_name, tokenize
 from entity_memory.domain.vocab import BID_STRATEGIES, STATUSES
 
@@ -181,10 +181,10 @@ def _day_key(day: str | None, told_at: int) -> str | None:
 
 
 def _not_after(day: str | None, now: int) -> str | None:
-    """A day a value was measured on, if it is not after the day it is told (a day of slack:
-    the teller's today may be ahead of UTC). A future day is a slip, and the latest measured
-    value is the current one: it would hold that place against every real value after it."""
-    return day if day is None or day <= iso_day(now + DAY_MS) else None
+    """A day a value was measured on, if it is not after the day it is told. A future day
+    is a slip, and the latest measured value is the current one: it would hold that place
+    against every real value after it."""
+    return None if day is None or after_today(day, now) else day
 
 
 def _measured(observation: dict[str, Any]) -> int:

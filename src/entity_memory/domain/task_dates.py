@@ -162,6 +162,12 @@ def measured_ms(observed_on: object, told_at: int) -> int:
     return told_at
 
 
+def after_today(day: str, now_ms: int) -> bool:
+    """Whether a YYYY-MM-DD day is later than the teller's today (a day of slack: the
+    teller's today may be ahead of UTC): no value can have been measured on it."""
+    return day > iso_day(now_ms + DAY_MS)
+
+
 def day_of(ms: int) -> str | None:
     """The UTC day of a stored time, or None for none or one past year 9999 (older versions
     accepted such times from clients)."""

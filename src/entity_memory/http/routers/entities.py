@@ -11,7 +11,7 @@ from entity_memory.domain.headline import headline
 from entity_memory.domain.keys import InvalidId, entity_key, slug_for, validate_id, validate_type
 from entity_memory.domain.limits import MAX_BATCH
 from entity_memory.domain.models import Entity, EntityInputBase, MetricMetadata
-from entity_memory.domain.task_dates import DAY_MS, iso_day
+from entity_memory.domain.task_dates import after_today, iso_day
 from entity_memory.http.body import openapi_body, parse, read_json
 from entity_memory.http.deps import (
     BindingsDep,
@@ -62,15 +62,14 @@ def _check_batch(raw: Any) -> None:
 
 
 def _check_measured_days(entities: Sequence[EntityInputBase], now: int) -> None:
-    """A metric value measured after today is a slip (a day of slack for time zones): it
-    would stay the latest measured against every real value after it. 422, nothing written."""
-    latest = iso_day(now + DAY_MS)
+    """A metric value measured after today is a slip: it would stay the latest measured
+    against every real value after it. 422, nothing written."""
     for i, item in enumerate(entities):
         meta = getattr(item, "metadata", None)
         if not isinstance(meta, MetricMetadata):
             continue
         for day in (meta.observed_on, *(h.observed_on for h in meta.history)):
-            if day and day > latest:
+            if day and after_today(day, now):
                 message = f"entities[{i}]: observedOn {day} is after today ({iso_day(now)})"
                 raise ApiError(422, "invalid_entity", message, {"index": i, "field": "observedOn"})
 
