@@ -277,7 +277,7 @@ def _content(sent: str, old: BaseEntity, old_meta: dict[str, Any], new_meta: dic
         return sent
     for key in _SHOWN_FIELDS.get(old.type, ()):
         before, after = old_meta.get(key), new_meta.get(key)
-        if before is None or _same(before, after):
+        if before is None or same_value(before, after):
             continue
         if _states(old.content, before) or _names_a(key, old.content):
             return ""
@@ -298,10 +298,11 @@ def _names_a(key: str, text: str) -> bool:
     return pattern is not None and pattern.search(text) is not None
 
 
-def _same(a: object, b: object) -> bool:
-    """Equal, or the same words ("target CPA" and "Target CPA")."""
+def same_value(a: object, b: object) -> bool:
+    """Equal, or the same words written otherwise ("target CPA" and "Target CPA"; not "no
+    weekly reports" and "weekly reports")."""
     if isinstance(a, str) and isinstance(b, str):
-        return tokenize(a) == tokenize(b)
+        return normalize_name(a) == normalize_name(b)
     return a == b
 
 

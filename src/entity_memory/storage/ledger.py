@@ -13,10 +13,9 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
-from entity_memory.domain.merge import Change, MergeResult
+from entity_memory.domain.merge import Change, MergeResult, same_value
 from entity_memory.domain.models import BaseEntity
 from entity_memory.domain.task_dates import measured_ms
-from entity_memory.domain.text import normalize_name
 from entity_memory.storage.d1 import D1Database, Statement
 from entity_memory.storage.ledger_rows import PendingPart, PendingSession, ProcessedSession
 
@@ -60,13 +59,9 @@ def change_kind(status: str, changes: dict[str, Change]) -> ChangeKind:
 
 
 def _contradicts(change: Change) -> bool:
-    """A stated fact replaced by another; not a first statement, nor the same words written
-    otherwise ("target CPA" -> "Target CPA")."""
-    if change.old is None:
-        return False
-    if isinstance(change.old, str) and isinstance(change.new, str):
-        return normalize_name(change.old) != normalize_name(change.new)
-    return True
+    """A stated fact replaced by another; not a first statement, nor the same value written
+    otherwise."""
+    return change.old is not None and not same_value(change.old, change.new)
 
 
 def _changes_json(changes: dict[str, Change]) -> str:
