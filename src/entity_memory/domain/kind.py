@@ -1,0 +1,135 @@
+"""What an entity kind is, and the registry of kinds: the one place a type is described.
+
+A kind (campaign, metric, decision, pain point, preference, or one a deployment adds) carries
+everything the rest of the code used to spell out per type: its pydantic models, its KV key
+segment, its importance bands, which fields a context line shows and an LLM is offered, its
+section in the `<entity_memory>` block, the campaign fields it links by, and how its line
+renders. Code that needs any of these asks `kind_of(entity.type)` instead of comparing the
+type with a string, so a new kind is one new module (domain/kinds/) and one `register` call.
+
+This module imports no kind: the built-in ones (domain/kinds/) register themselves the first
+time the registry is read, so keys, models and the kinds can import it without a cycle.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from entity_memory.domain.models import BaseEntity, CamelModel, EntityInputBase
+
+#: The package whose import registers the built-in kinds.
+_BUILT_IN = "entity_memory.domain.kinds"
+
+
+def _never(_fact: object) -> bool:
+    return False
+
+
+@dataclass(frozen=True, slots=True)
+class ImportanceBands:
+    """The importance an extractor gives a new fact of this kind (SPEC: explicit decisions
+    and stated preferences high, the rest medium). Two extractors, two measures, kept apart
+    on purpose: a typed LLM pass gives every item of the kind one figure (`extracted`); the
+    rules extractor gives `detected`, or `detected_marked` when its detection carries the
+    kind's mark (`marked`: a high severity, a stated target, an accepted proposal)."""
+
+    extracted: float
+    detected: float
+    detected_marked: float | None = None
+    #: Whether a rules detection (any object with the detector's fields) carries the mark.
+    marked: Callable[[object], bool] = _never
+
+    def of_detection(self, fact: object) -> float:
+        if self.detected_marked is not None and self.marked(fact):
+            return self.detected_marked
+        return self.detected
+
+
+@dataclass(frozen=True, slots=True)
+class EntityKind:
+    """One entity type, described once (see the module docstring)."""
+
+    #: The type name: the `type` field, the KV key segment (`entity:<user>:<type>:<id>`).
+    type: str
+    entity_model: type[BaseEntity]
+    input_model: type[EntityInputBase]
+    metadata_model: type[CamelModel]
+    importance: ImportanceBands
+    #: Its section in the context block: heading, and place (lower first).
+    label: str
+    section: int
+    #: How a line shown under another entity's line names its kind ("pain point"); None: its
+    #: lines always stand in its own section.
+    member_label: str | None = None
+    #: Metadata fields a context line shows (and whose change makes a stored sentence stale).
+    shown_fields: tuple[str, ...] = ()
+    #: Metadata fields an LLM is shown of a known entity of this kind (extraction prompt).
+    known_facts: tuple[str, ...] = ()
+    #: Metadata fields a typed LLM pass offers for a known entity (what it may update).
+    offered_fields: tuple[str, ...] = ()
+    #: Metadata fields only the server writes (never asked of an LLM).
+    server_fields: frozenset[str] = field(default_factory=frozenset)
+    #: Metadata fields naming the campaigns an entity is about (its links, domain/links.py).
+    campaign_fields: tuple[str, ...] = ()
+    #: Whether it names the pain points it is meant to fix (a decision's `addresses`).
+    addresses_pain_points: bool = False
+    #: How many of its entities linked to a chosen campaign come along with it (selection);
+    #: 0: none are brought by a campaign.
+    companions: int = 0
+    #: Injected into every context whatever the task (the SPEC: preferences, pain points).
+    always_injected: bool = False
+    #: Resolved by meaning (embedding) as well as by name when extraction finds one.
+    resolved_semantically: bool = False
+    #: A typed LLM pass: items asked at most, and output tokens one item needs.
+    llm_max_items: int = 5
+    llm_item_tokens: int = 50
+    #: Days an entity lives in KV after its last write (SPEC best practice 5), unless the
+    #: deployment sets `TTL_DAYS_<TYPE>`.
+    ttl_days: int = 180
+
+
+_REGISTRY: dict[str, EntityKind] = {}
+
+
+def register(kind: EntityKind) -> EntityKind:
+    """Add a kind (a built-in one at import, a deployment's or a test's own later)."""
+    _REGISTRY[kind.type] = kind
+    return kind
+
+
+def unregister(entity_type: str) -> None:
+    """Remove a kind added with `register` (a test's toy kind, when the test ends)."""
+    _REGISTRY.pop(entity_type, None)
+
+
+def _registry() -> dict[str, EntityKind]:
+    if not _REGISTRY:
+        importlib.import_module(_BUILT_IN)
+    return _REGISTRY
+
+
+def kind_of(entity_type: str) -> EntityKind:
+    """The kind of a type name; KeyError for an unknown one (validate with keys first)."""
+    return _registry()[entity_type]
+
+
+def is_kind(entity_type: object) -> bool:
+    return isinstance(entity_type, str) and entity_type in _registry()
+
+
+def all_kinds() -> tuple[EntityKind, ...]:
+    """Every kind, in the order registered (the built-in ones in the SPEC's order)."""
+    return tuple(_registry().values())
+
+
+def entity_types() -> tuple[str, ...]:
+    return tuple(_registry())
+
+
+def in_sections() -> tuple[EntityKind, ...]:
+    """Every kind in the context block's section order."""
+    return tuple(sorted(_registry().values(), key=lambda k: k.section))

@@ -1,0 +1,32 @@
+"""The decision kind: what was decided, why, and on which campaigns and pain points."""
+
+from __future__ import annotations
+
+from entity_memory.domain.kind import EntityKind, ImportanceBands
+from entity_memory.domain.models import DecisionEntity, DecisionInput, DecisionMetadata
+
+
+def _accepted(fact: object) -> bool:
+    return bool(getattr(fact, "accepted", False))
+
+
+DECISION = EntityKind(
+    type="decision",
+    entity_model=DecisionEntity,
+    input_model=DecisionInput,
+    metadata_model=DecisionMetadata,
+    # An explicit decision ranks above a proposal the user only accepted.
+    importance=ImportanceBands(extracted=0.9, detected=0.9, detected_marked=0.85, marked=_accepted),
+    label="Prior Decisions",
+    section=2,
+    member_label="decision",
+    shown_fields=("action", "outcome"),
+    known_facts=("action", "outcome"),
+    offered_fields=("action",),
+    campaign_fields=("affectedEntities",),
+    addresses_pain_points=True,
+    companions=3,
+    llm_max_items=5,
+    llm_item_tokens=55,
+    ttl_days=365,
+)

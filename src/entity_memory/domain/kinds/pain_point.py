@@ -1,0 +1,31 @@
+"""The pain point kind: a problem the user has, open until resolved."""
+
+from __future__ import annotations
+
+from entity_memory.domain.kind import EntityKind, ImportanceBands
+from entity_memory.domain.models import PainPointEntity, PainPointInput, PainPointMetadata
+
+
+def _severe(fact: object) -> bool:
+    return getattr(fact, "severity", None) == "high"
+
+
+PAIN_POINT = EntityKind(
+    type="pain_point",
+    entity_model=PainPointEntity,
+    input_model=PainPointInput,
+    metadata_model=PainPointMetadata,
+    importance=ImportanceBands(extracted=0.8, detected=0.7, detected_marked=0.9, marked=_severe),
+    label="Known Pain Points",
+    section=1,
+    member_label="pain point",
+    known_facts=("resolved", "severity"),
+    offered_fields=("severity",),
+    campaign_fields=("relatedCampaigns",),
+    always_injected=True,
+    resolved_semantically=True,
+    companions=3,
+    llm_max_items=4,
+    llm_item_tokens=40,
+    ttl_days=180,
+)
