@@ -10,8 +10,10 @@ import re
 from dataclasses import dataclass, field
 
 from entity_memory.domain.vocab import STATUSES
-from entity_memory.extraction.rules.mentions import Mention, MentionFinder
-from entity_memory.extraction.rules.patterns import (
+from entity_memory.extraction.rules.detector import Conversation, SentenceScope
+from entity_memory.extraction.rules.lexicon import (
+    ADJACENT_TO_NAME,
+    BID_WORDS,
     BUDGET_AFTER,
     BUDGET_BEFORE,
     CLAUSE_SPLIT,
@@ -21,22 +23,15 @@ from entity_memory.extraction.rules.patterns import (
     PER_DAY,
     PROPOSAL_CUE,
     RESULTING_AMOUNT,
+    SPEND_BEFORE,
     STATUS_RE,
     STRATEGY_RES,
     STRATEGY_TARGET_CUE,
+    TRANSFER_AFTER,
     TRANSFER_BEFORE,
 )
+from entity_memory.extraction.rules.mentions import Mention, MentionFinder
 from entity_memory.extraction.rules.sentences import Sentence, add_sources
-
-_SPEND_BEFORE = re.compile(
-    r"\b(?:spen[dt]\w*|cost|costs|paid|paying|revenue|sales)\b[^$]{0,15}$", re.I
-)
-_ADJACENT = re.compile(
-    r"^(?:'s)?\s*(?:campaign\s*)?(?:(?:has|had|with|is|at)\s+)?(?:(?:a|an|the)\s+)?"
-    r"(?:daily\s+)?(?:budget\s*)?(?:is|at|to|goes to|now|on|of|:|=|-|\s)*$",
-    re.I,
-)
-_BID_WORDS = re.compile(r"\b(?:bid\w*|strategy|strategies)\b", re.I)
 
 
 @dataclass
@@ -71,7 +66,7 @@ def owner(pos: int, text: str, mentions: list[Mention]) -> str | None:
             if len(inside) > 1:
                 # Two campaigns in one clause: only a fact right after one of them is its own.
                 before = [m for m in mentions if start <= m.start < pos]
-                if before and _ADJACENT.match(text[before[-1].end : pos]):
+                if before and ADJACENT_TO_NAME.match(text[before[-1].end : pos]):
                     return before[-1].name
                 return None
     names = {m.name for m in mentions}
@@ -100,9 +95,9 @@ def budgets(text: str) -> list[tuple[int, float, str]]:
     out = []
     for m in MONEY.finditer(text):
         before, after = text[: m.start()], text[m.end() :]
-        if TRANSFER_BEFORE.search(before) or re.match(r"\s*(?:from|more|less|extra)\b", after):
+        if TRANSFER_BEFORE.search(before) or TRANSFER_AFTER.match(after):
             continue
-        if _SPEND_BEFORE.search(before[-30:]) or _kpi_near(text, m.start()):
+        if SPEND_BEFORE.search(before[-30:]) or _kpi_near(text, m.start()):
             continue
         per_day = bool(PER_DAY.match(after))
         stated = BUDGET_AFTER.match(after) or BUDGET_BEFORE.search(before[-45:])
@@ -120,7 +115,7 @@ def strategies(text: str) -> list[tuple[int, str]]:
     for start, end in clauses(text):
         inside = [f for f in found if start <= f[0] < end]
         cued = [f for f in inside if STRATEGY_TARGET_CUE.search(text[: f[0]])]
-        if len(inside) == 1 and (cued or _BID_WORDS.search(text[start:end]) or end - start < 40):
+        if len(inside) == 1 and (cued or BID_WORDS.search(text[start:end]) or end - start < 40):
             kept += inside
         elif len(cued) == 1:
             kept += cued
@@ -198,3 +193,22 @@ def metadata(facts: CampaignFacts) -> dict[str, object]:
     if facts.status:
         meta["status"] = facts.status
     return meta
+
+
+class CampaignDetector:
+    """Campaigns and the settings stated of them."""
+
+    entity_type = "campaign"
+
+    def in_sentence(self, scope: SentenceScope) -> list[CampaignFacts]:
+        return detect(scope.sentence, scope.finder)
+
+    def in_conversation(self, conversation: Conversation) -> list[CampaignFacts]:
+        return []
+
+    merge = staticmethod(merge)
+    summary = staticmethod(summary)
+    metadata = staticmethod(metadata)
+
+
+DETECTOR = CampaignDetector()

@@ -4,25 +4,31 @@ acceptance, is the decision; a proposal nobody accepted is not one."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from itertools import pairwise
 
 from entity_memory.extraction.rules.campaigns import clauses
-from entity_memory.extraction.rules.mentions import MentionFinder
-from entity_memory.extraction.rules.names import action_phrase, words
-from entity_memory.extraction.rules.patterns import (
+from entity_memory.extraction.rules.detector import Conversation, SentenceScope, latest_wins
+from entity_memory.extraction.rules.lexicon import (
     ACCEPTANCE,
     ACTION_VERBS,
+    ARTICLE,
+    CHANGE_REPORT,
     DECISION_CUE,
+    DECISION_NEGATED,
     IMPERATIVE,
+    IRREGULAR_PAST,
+    LIST_GOES_ON,
+    NOT_A_CHANGE,
     NOT_A_STATEMENT,
     PROPOSAL_CUE,
+    REASON,
+    SAID_WHO,
+    VERB_IT,
 )
+from entity_memory.extraction.rules.mentions import MentionFinder
+from entity_memory.extraction.rules.names import action_phrase, words
 from entity_memory.extraction.rules.sentences import Sentence
-
-_REASON = re.compile(r"\b(?:because|since|as|so that|to avoid)\s+(?P<why>.+)$", re.I)
-_NEGATED = re.compile(r"^\s*(?:not|never|hold off|wait)\b", re.I)
 
 
 @dataclass
@@ -35,14 +41,10 @@ class Decision:
     sources: list[Sentence] = field(default_factory=list)
 
 
-#: After a comma, a list goes on ("add cheap, free and diy as negatives"), a clause does not.
-_LIST_GOES_ON = re.compile(r"^\s*[\w'-]+(?:\s+[\w'-]+)?\s*(?:,|\s(?:and|or)\s)", re.I)
-
-
 def _first_clause_end(text: str) -> int:
     """Where the first clause ends, reading a comma list as one clause."""
     for _, end in clauses(text):
-        if end >= len(text) or not (text[end] == "," and _LIST_GOES_ON.match(text[end + 1 :])):
+        if end >= len(text) or not (text[end] == "," and LIST_GOES_ON.match(text[end + 1 :])):
             return end
     return len(text)
 
@@ -51,19 +53,13 @@ def _action(rest: str) -> str | None:
     """The committed action: the clause after the cue, when it starts with an account verb."""
     first_clause = rest[: _first_clause_end(rest)].strip().rstrip(".!")
     ws = words(first_clause)
-    if not ws or _NEGATED.match(first_clause):
+    if not ws or DECISION_NEGATED.match(first_clause):
         return None
     verb = ws[0].lower()
     stems = {verb, verb.removesuffix("ing"), verb.removesuffix("ing") + "e", verb[:-4]}
     if not stems & ACTION_VERBS:
         return None
     return first_clause
-
-
-_IT = re.compile(r"^(\w+)\s+it\b", re.I)
-#: Lowercase articles inside a decision's name: a name reads as a headline ("Lower budget to
-#: $20/day"); the capital "A" of "Ad Group A" is a name, not an article.
-_ARTICLE = re.compile(r"\s+(?:the|a|an)\s+")
 
 
 def _decision(
@@ -78,13 +74,13 @@ def _decision(
     action = _action(rest)
     if action is None:
         return None
-    if about and _IT.match(action):
-        action = _IT.sub(lambda m: f"{m.group(1)} {about}", action, count=1)
+    if about and VERB_IT.match(action):
+        action = VERB_IT.sub(lambda m: f"{m.group(1)} {about}", action, count=1)
     name = action_phrase(action)
     if name is None:
         return None
-    name = _ARTICLE.sub(" ", name)
-    reason = _REASON.search(sentence.text)
+    name = ARTICLE.sub(" ", name)
+    reason = REASON.search(sentence.text)
     campaigns = sorted({m.name for m in finder.find(action)} | ({about} if about else set()))
     why = reason.group("why").strip().rstrip(".") if reason else ""
     return Decision(name, action, why, campaigns, accepted, [sentence])
@@ -98,26 +94,11 @@ def from_user(sentence: Sentence, finder: MentionFinder) -> Decision | None:
     return _decision(sentence, m.group("rest"), finder, False) if m else None
 
 
-#: How an assistant reports a change it made: "Paused X.", "Done: added ...", "I've raised ...",
-#: "I set up ...". The verb is past tense and starts the report.
-_REPORT = re.compile(
-    r"^(?:(?:done|ok|okay|all set|updated)\s*[:.,!-]\s*)?(?:I(?:'ve| have)?\s+)?"
-    r"(?P<verb>[a-z]+)\b(?P<rest>.*)",
-    re.I,
-)
-#: A report that says who made the change ("I've ...", "Done: ...").
-_SAID_WHO = re.compile(r"^(?:(?:done|all set|updated)\s*[:.,!-]\s*|I(?:'ve| have)?\s+)", re.I)
-#: Account verbs whose past form reports work, not a change ("I ran the numbers").
-_NOT_A_CHANGE = frozenset({"run", "start", "test", "try", "use", "focus", "keep", "hold", "target"})
-#: Past forms that are not "-ed" forms of the base (set, cut, put are the same in both).
-_IRREGULAR_PAST = {"set": "set", "cut": "cut", "put": "put", "built": "build", "ran": "run"}
-
-
 def base_verb(word: str) -> str | None:
     """The account verb `word` is the past tense of ("paused" -> "pause", "capped" -> "cap")."""
     w = word.lower()
-    if w in _IRREGULAR_PAST:
-        return _IRREGULAR_PAST[w]
+    if w in IRREGULAR_PAST:
+        return IRREGULAR_PAST[w]
     if not w.endswith("ed"):
         return None
     for base in (w[:-1], w[:-2], w[:-3], w[:-3] + "y" if w.endswith("ied") else ""):
@@ -135,11 +116,11 @@ def reported(sentence: Sentence, finder: MentionFinder) -> Decision | None:
     text = sentence.text.strip()
     if sentence.role != "assistant" or NOT_A_STATEMENT.search(text):
         return None
-    m = _REPORT.match(text)
+    m = CHANGE_REPORT.match(text)
     base = base_verb(m.group("verb")) if m else None
-    if m is None or base is None or base in _NOT_A_CHANGE:
+    if m is None or base is None or base in NOT_A_CHANGE:
         return None
-    if not _SAID_WHO.match(text):
+    if not SAID_WHO.match(text):
         after = m.start("rest") + len(m.group("rest")) - len(m.group("rest").lstrip())
         if not any(mention.start <= after < mention.end for mention in finder.find(text)):
             return None
@@ -187,3 +168,24 @@ def metadata(d: Decision) -> dict[str, object]:
         "affected_entities": d.campaigns,
         "reversible": True,
     }
+
+
+class DecisionDetector:
+    """What the user commits to or the assistant reports done, sentence by sentence; then the
+    proposals a reply accepted."""
+
+    entity_type = "decision"
+
+    def in_sentence(self, scope: SentenceScope) -> list[Decision]:
+        d = from_user(scope.sentence, scope.finder) or reported(scope.sentence, scope.finder)
+        return [d] if d else []
+
+    def in_conversation(self, conversation: Conversation) -> list[Decision]:
+        return accepted(conversation.sentences, conversation.finder)
+
+    merge = staticmethod(latest_wins)
+    summary = staticmethod(summary)
+    metadata = staticmethod(metadata)
+
+
+DETECTOR = DecisionDetector()

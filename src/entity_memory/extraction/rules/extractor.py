@@ -8,7 +8,6 @@ candidate carries the sentences it came from as provenance.
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -22,13 +21,12 @@ from entity_memory.extraction.rules import (
     pain_points,
     preferences,
 )
+from entity_memory.extraction.rules.detector import Conversation, Detector, SentenceScope
+from entity_memory.extraction.rules.lexicon import BACK_REFERENCE
 from entity_memory.extraction.rules.mentions import MentionFinder
-from entity_memory.extraction.rules.sentences import Sentence, add_sources, split_turns
+from entity_memory.extraction.rules.sentences import Sentence, split_turns
 
-#: A sentence that points back at the campaign its turn was already about.
-_BACK_REFERENCE = re.compile(r"\b(?:its|it's|it is|their)\b", re.I)
 MAX_PROVENANCE = 3
-TYPES = ("campaign", "metric", "decision", "preference", "pain_point")
 
 
 def provenance(sources: Iterable[Sentence]) -> list[dict[str, str]]:
@@ -40,30 +38,27 @@ def provenance(sources: Iterable[Sentence]) -> list[dict[str, str]]:
     return out[-MAX_PROVENANCE:]
 
 
-def _merge_into(table: dict[str, Any], key: str, item: Any, merge: Any) -> None:
-    if key in table:
-        merge(table[key], item)
-    else:
-        table[key] = item
+#: One detector per entity type, in the order their facts are listed.
+DETECTORS: tuple[Detector[Any], ...] = (
+    campaigns.DETECTOR,
+    metrics.DETECTOR,
+    decisions.DETECTOR,
+    preferences.DETECTOR,
+    pain_points.DETECTOR,
+)
+_BY_TYPE = {d.entity_type: d for d in DETECTORS}
+TYPES = tuple(_BY_TYPE)
 
 
-def _merge_sources(into: Any, new: Any) -> None:
-    into.sources = add_sources(into.sources, new.sources)
-
-
-def _merge_pain(into: pain_points.PainPoint, new: pain_points.PainPoint) -> None:
-    into.frequency += 1
-    if new.severity == "high":
-        into.severity = "high"
-    into.campaigns = sorted({*into.campaigns, *new.campaigns})
-    _merge_sources(into, new)
-
-
-def _merge_latest(into: Any, new: Any) -> None:
-    """A restated preference or decision: the newer wording is the current one."""
-    sources = add_sources(into.sources, new.sources)
-    into.__dict__.update(new.__dict__)
-    into.sources = sources
+def _add(found: dict[str, dict[str, Any]], detector: Detector[Any], facts: list[Any]) -> None:
+    """Each fact under its normalised name; a fact already there takes in the new statement."""
+    table = found[detector.entity_type]
+    for fact in facts:
+        key = normalize_name(fact.name)
+        if key in table:
+            detector.merge(table[key], fact)
+        else:
+            table[key] = fact
 
 
 #: Sentences between two yields to the event loop: a long conversation must not hold the
@@ -81,26 +76,21 @@ def _detect(
     for s in sentences:
         mentions = finder.find(s.text)
         named.update(m.name for m in mentions if not m.platform)
-        sole = next(iter(named)) if len(named) == 1 else None
         turn_campaign = context[1] if context and context[0] == s.turn else None
-        use_context = turn_campaign if _BACK_REFERENCE.search(s.text) else None
-        for c in campaigns.detect(s, finder):
-            _merge_into(found["campaign"], normalize_name(c.name), c, campaigns.merge)
-        for r in metrics.detect(s, finder, use_context, sole):
-            _merge_into(found["metric"], normalize_name(r.name), r, metrics.merge)
-        if d := decisions.from_user(s, finder) or decisions.reported(s, finder):
-            _merge_into(found["decision"], normalize_name(d.name), d, _merge_latest)
-        if p := preferences.detect(s):
-            _merge_into(found["preference"], normalize_name(p.name), p, _merge_latest)
-        if pp := pain_points.detect(s, finder):
-            _merge_into(found["pain_point"], normalize_name(pp.name), pp, _merge_pain)
+        scope = SentenceScope(
+            s,
+            finder,
+            turn_campaign=turn_campaign if BACK_REFERENCE.search(s.text) else None,
+            sole_campaign=next(iter(named)) if len(named) == 1 else None,
+        )
+        for detector in DETECTORS:
+            _add(found, detector, detector.in_sentence(scope))
         if mentions:
             context = (s.turn, mentions[-1].name)
         yield
-    for r in metrics.from_tables(messages, finder):
-        _merge_into(found["metric"], normalize_name(r.name), r, metrics.merge)
-    for d in decisions.accepted(sentences, finder):
-        _merge_into(found["decision"], normalize_name(d.name), d, _merge_latest)
+    conversation = Conversation(messages, sentences, finder)
+    for detector in DETECTORS:
+        _add(found, detector, detector.in_conversation(conversation))
 
 
 def detect_all(messages: list[Message], finder: MentionFinder) -> dict[str, dict[str, Any]]:
@@ -120,15 +110,6 @@ async def detect_all_cooperatively(
         if i % SENTENCES_PER_YIELD == 0:
             await asyncio.sleep(0)
     return found
-
-
-_BUILDERS: dict[str, tuple[Any, Any]] = {
-    "campaign": (campaigns.summary, campaigns.metadata),
-    "metric": (metrics.summary, metrics.metadata),
-    "decision": (decisions.summary, decisions.metadata),
-    "preference": (preferences.summary, preferences.metadata),
-    "pain_point": (pain_points.summary, pain_points.metadata),
-}
 
 
 def importance(entity_type: str, fact: Any) -> float:
@@ -173,7 +154,8 @@ def to_candidates(
     campaign_names += [c.name for c in found["campaign"].values()]
     out: list[dict[str, Any]] = []
     for entity_type, facts in found.items():
-        summary, meta = _BUILDERS[entity_type]
+        detector = _BY_TYPE[entity_type]
+        summary, meta = detector.summary, detector.metadata
         for key, fact in facts.items():
             # A campaign's metric is named as people say it, by the campaign's short name
             # ("Brand CTR"); the full name stays an alias.

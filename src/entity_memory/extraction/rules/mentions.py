@@ -4,39 +4,30 @@ user's stored entities already have, an ad platform, or a proper name right befo
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from entity_memory.domain.text import normalize_name
 from entity_memory.domain.vocab import CHANNEL_TERMS
 from entity_memory.extraction.base import KnownEntity
-from entity_memory.extraction.rules.names import well_formed
-from entity_memory.extraction.rules.patterns import (
+from entity_memory.extraction.rules.lexicon import (
     ACTION_VERBS,
     CAMPAIGN_PREFIXED,
     CAMPAIGN_QUOTED,
     CAMPAIGN_SUFFIXED,
+    DASHED_NAME,
+    FACT_AFTER_LABEL,
     FUNCTION_WORDS,
+    LABELLED_LINE,
+    NOT_NAME_ENDS,
+    NOT_NAME_STARTS,
     PLATFORM_RE,
+    PROPER_BEFORE_KPI,
 )
-
-_PROPER_BEFORE = re.compile(
-    r"(?P<name>(?:[A-Z][\w&'+-]*\s+)(?:[A-Z0-9][\w&'+-]*\s+){0,3})(?=(?:[A-Z]{2,5}|budgets?)\b)"
+from entity_memory.extraction.rules.lexicon.shapes import (
+    NAME_PARTS,
+    WORD_SPAN,
 )
-#: Dash-separated campaign names, a common account naming convention ("Brand - Exact").
-_DASHED = re.compile(
-    r"(?<![\w-])(?P<name>[A-Z][\w&+]*(?:\s+[A-Z0-9][\w&+]*){0,3}"
-    r"(?:\s+[-\u2013|]\s+[A-Z0-9][\w&+]*(?:\s+[A-Z0-9][\w&+]*){0,3}){1,3})(?![\w-])"
-)
-#: A listing line "Greek Coast Tours: $80/day, Manual CPC": a name labelling the facts after it.
-_LABELLED = re.compile(r"^(?P<name>[A-Z][\w&'+-]*(?:\s+[A-Z0-9-][\w&'+-]*){0,5}):\s+(?P<rest>.+)")
-_FACT_AFTER_LABEL = re.compile(
-    r"[$€£]\s?\d|\d\s?%|\b(?:manual|maximi[sz]e|target|paused|enabled)\b", re.I
-)
-#: Words that start bid strategies and KPI phrases, never a campaign name ("Manual CPC").
-_NOT_NAMES = frozenset("target manual enhanced average avg overall total blended max".split())
-#: Words that follow a campaign name but are not part of it ("Spring Sale ROAS").
-_TRAILING = frozenset("cpa roas ctr cpc cpm cpl cvr aov budget budgets".split())
+from entity_memory.extraction.rules.names import well_formed
 
 
 @dataclass(frozen=True)
@@ -59,25 +50,22 @@ def _clean(name: str, sentence_start: bool = False) -> str | None:
     ws = name.replace("\u2019", "'").strip(" .'\"").split()
     if sentence_start and len(ws) > 1 and _verb_like(ws[0]):
         ws = ws[1:]
-    while ws and ws[-1].lower().removesuffix("'s") in _TRAILING:
+    while ws and ws[-1].lower().removesuffix("'s") in NOT_NAME_ENDS:
         ws = ws[:-1]
     while ws and ws[0].lower() in FUNCTION_WORDS:
         ws = ws[1:]
     if ws and ws[-1].endswith("'s"):
         ws[-1] = ws[-1][:-2]
     name = " ".join(ws).strip(" .-")
-    if not name or not any(w[0].isalpha() for w in ws) or ws[0].lower() in _NOT_NAMES:
+    if not name or not any(w[0].isalpha() for w in ws) or ws[0].lower() in NOT_NAME_STARTS:
         return None
     return name if well_formed(name) else None
 
 
-_WORD_SPAN = re.compile(r"\w+")
 #: Longest stored name, in words, looked up as a phrase of the sentence.
 MAX_KNOWN_WORDS = 8
 
 
-#: Where a structured campaign name's first part ends ("Lotus Mats - All Sizes").
-_NAME_PARTS = re.compile(r"\s+[-\u2013|:]\s+")
 #: Words a first part needs to stand for the whole name ("Brand" of "Brand - Exact" does not).
 MIN_PART_WORDS = 2
 
@@ -85,7 +73,7 @@ MIN_PART_WORDS = 2
 def first_part(name: str) -> str | None:
     """A structured name's first part ("Lotus Mats" of "Lotus Mats - All Sizes"), when it
     has the words to stand for the whole; else None."""
-    first = _NAME_PARTS.split(name, maxsplit=1)[0]
+    first = NAME_PARTS.split(name, maxsplit=1)[0]
     return first if first != name and len(first.split()) >= MIN_PART_WORDS else None
 
 
@@ -129,7 +117,7 @@ def _known_mentions(
     whatever the number of stored names)."""
     if not names:
         return []
-    spans = [(m.start(), m.end(), normalize_name(m.group(0))) for m in _WORD_SPAN.finditer(text)]
+    spans = [(m.start(), m.end(), normalize_name(m.group(0))) for m in WORD_SPAN.finditer(text)]
     found: list[Mention] = []
     i = 0
     while i < len(spans):
@@ -181,16 +169,16 @@ class MentionFinder:
             name = _clean(m.group("a") or m.group("b") or "")
             if name:
                 found.append(Mention(self.canonical(name), m.start(), m.end()))
-        for m in _PROPER_BEFORE.finditer(text):
+        for m in PROPER_BEFORE_KPI.finditer(text):
             name = _clean(m.group("name"), m.start() == 0)
             if name and self._distinctive(name, m.start("name"), text):
                 found.append(Mention(self.canonical(name), m.start(), m.end("name")))
-        label = _LABELLED.match(text)
-        if label and _FACT_AFTER_LABEL.search(label.group("rest")[:60]):
+        label = LABELLED_LINE.match(text)
+        if label and FACT_AFTER_LABEL.search(label.group("rest")[:60]):
             name = _clean(label.group("name"), True)
             if name and (len(name.split()) > 1 or "-" in name):
                 found.append(Mention(self.canonical(name), 0, label.end("name")))
-        for m in _DASHED.finditer(text):
+        for m in DASHED_NAME.finditer(text):
             name = _clean(m.group("name"), m.start() == 0)
             if name:
                 found.append(Mention(self.canonical(name), m.start(), m.end()))

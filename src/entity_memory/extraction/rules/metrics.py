@@ -16,41 +16,38 @@ from entity_memory.domain.amounts import CURRENCY_CODES
 from entity_memory.domain.vocab import CHANNEL_TERMS
 from entity_memory.extraction.base import Message
 from entity_memory.extraction.rules.campaigns import owner
-from entity_memory.extraction.rules.mentions import Mention, MentionFinder, first_part
-from entity_memory.extraction.rules.patterns import (
+from entity_memory.extraction.rules.detector import Conversation, SentenceScope
+from entity_memory.extraction.rules.lexicon import (
+    CAMPAIGN_LEAD_IN,
     CLAUSE_SPLIT,
     COMPARATOR_BEFORE,
+    FROM_BEFORE,
     KPI_LINK,
     KPI_RES,
+    NOT_A_KPI_VALUE,
     NOT_A_STATEMENT,
+    NOT_A_TARGET_AFTER,
+    NOT_IN_FORCE,
+    PLURAL_RATES,
     PROPOSAL_CUE,
+    STRATEGY_LINK,
     STRATEGY_PREFIX,
     STRATEGY_RES,
     TARGET_AFTER,
     TARGET_BEFORE,
+    TARGET_LINK,
+    TARGET_PREP,
+    TIME_UNITS,
+    TO_BETWEEN,
+    UNIT_COST,
     VALUE,
+    VALUE_AT_END,
 )
+from entity_memory.extraction.rules.mentions import Mention, MentionFinder, first_part
 from entity_memory.extraction.rules.sentences import Sentence, add_sources
 from entity_memory.extraction.rules.tables import table_readings
 
-_TARGET_LINK = re.compile(r"^\s*(?:target|goal)\s*(?:is|was|of|at|:|=)?\s*$", re.I)
-#: Right before a target amount: the preposition that ties it to the goal word.
-_TARGET_PREP = re.compile(
-    r"\b(?:under|below|above|over|at|to|of|around|target|goal|is|was|be)\s*[:=]?\s*$", re.I
-)
-#: "$140 per lead", "$1.75 a click": a cost per unit, stated value first.
-_UNIT_COST = re.compile(
-    r"[$€£]\s?\d[\d,.]*\s+(?P<per>(?:per|a|an|each)\s+(?P<unit>[a-z]{3,}))\b", re.I
-)
-_TIME_UNITS = frozenset("day days week month year hour night time piece".split())
-_FROM = re.compile(r"\bfrom\s*$", re.I)
 _UNITS = {**CURRENCY_CODES, "%": "%", "percent": "%", "x": "x"}
-#: A number followed by one of these counts something else ("30 days", "2 weeks"), or is a
-#: daily budget ("81% search share at $40/day": the share is 81).
-_NOT_A_KPI_VALUE = re.compile(
-    r"^\s*(?:(?:days?|weeks?|months?|years?|hours?|clicks|people)\b|/\s*day\b|per day\b|a day\b)",
-    re.I,
-)
 
 
 @dataclass
@@ -88,7 +85,7 @@ def _is_target(text: str, m: re.Match[str]) -> bool:
     before, after = text[: m.start()], text[m.end() :]
     if TARGET_AFTER.match(after):
         return True
-    return bool(TARGET_BEFORE.search(before[-30:]) and _TARGET_PREP.search(before))
+    return bool(TARGET_BEFORE.search(before[-30:]) and TARGET_PREP.search(before))
 
 
 def _without_mentions(text: str, start: int, end: int, mentions: list[Mention]) -> str:
@@ -98,7 +95,7 @@ def _without_mentions(text: str, start: int, end: int, mentions: list[Mention]) 
     for m in mentions:
         if start <= m.start and m.end <= end:
             gap = gap.replace(text[m.start : m.end], " ")
-    return re.sub(r"^\s*(?:on|for|in|of)\s+(?:the\s+)?(?:campaign\s+)?", " ", gap, flags=re.I)
+    return CAMPAIGN_LEAD_IN.sub(" ", gap)
 
 
 def _explicit(m: re.Match[str]) -> bool:
@@ -117,10 +114,10 @@ def _kpis(text: str) -> list[tuple[int, int, str]]:
             inside = any(a <= m.start() < b for a, b in strategy_spans)
             if not inside and not STRATEGY_PREFIX.search(text[: m.start()]):
                 # One name for one KPI however it was said: "conversion rates" is the rate.
-                written = re.sub(r"rates$", "rate", m.group(0).lower())
+                written = PLURAL_RATES.sub("rate", m.group(0).lower())
                 found.append((m.start(), m.end(), written if " " in written else name))
-    for m in _UNIT_COST.finditer(text):
-        if m.group("unit").lower() not in _TIME_UNITS:
+    for m in UNIT_COST.finditer(text):
+        if m.group("unit").lower() not in TIME_UNITS:
             found.append((m.start("per"), m.end(), f"cost per {m.group('unit').lower()}"))
     found.sort(key=lambda f: (f[0], -f[1]))
     kept: list[tuple[int, int, str]] = []
@@ -128,28 +125,6 @@ def _kpis(text: str) -> list[tuple[int, int, str]]:
         if not kept or f[0] >= kept[-1][1]:
             kept.append(f)
     return kept
-
-
-#: Between a Target CPA and the figure in force: "tCPA is now $44", "Target CPA at $52",
-#: "Target CPA set to $40", "tCPA lowered to $41", "moved tCPA from $50 to $44" (the figure
-#: after "to"). Not "was" ("was $40, now $44": which one holds?).
-_STRATEGY_LINK = re.compile(
-    r"\s*(?:(?:is|now|at|of|to|set|:|=|lowered|raised|cut|moved|changed|dropped|reduced|"
-    r"increased|decreased|updated|went|goes)\s*){0,3}"
-    r"(?:from\s*[$€£]\s?[\d,.]+k?\s*to\s*)?",
-    re.I,
-)
-#: A clause that proposes, plans, doubts, denies or conditions the figure: not in force.
-_NOT_IN_FORCE = re.compile(
-    r"\b(?:should|could|would|might|may|maybe|perhaps|if|unless|never|not|no|don'?t|let'?s|"
-    r"will|going to|plan\w*|need\w*|like|suggest\w*|propos\w*|recommend\w*|consider\w*|"
-    r"try\w*|test\w*|want\w*|or)\b|\?",
-    re.I,
-)
-#: After the figure: a budget or a change, not a target ("$60/day", "20% lower", "$500 spend").
-_NOT_A_TARGET_AFTER = re.compile(
-    r"^\s*(?:/\s*day|per day|a day|daily|budget|spend|higher|lower|more|less|cheaper)\b", re.I
-)
 
 
 def _strategy_targets(
@@ -166,13 +141,13 @@ def _strategy_targets(
         if strategy != "Target CPA":
             continue
         for m in pattern.finditer(text):
-            if _NOT_IN_FORCE.search(_clause_of(text, m.start())):
+            if NOT_IN_FORCE.search(_clause_of(text, m.start())):
                 continue
             campaign = owner(m.start(), text, mentions) if mentions else context
-            link = _STRATEGY_LINK.match(text, m.end())
+            link = STRATEGY_LINK.match(text, m.end())
             after = VALUE.match(text, link.end() if link else m.end())
-            before = re.search(rf"{VALUE.pattern}\s*$", text[: m.start()])
-            if _NOT_A_TARGET_AFTER.match(text[m.end() :]):
+            before = VALUE_AT_END.search(text[: m.start()])
+            if NOT_A_TARGET_AFTER.match(text[m.end() :]):
                 before = None  # "$500 Target CPA spend": what the strategy spent
             amount = next((v for v in (after, before) if _money_target(text, v)), None)
             if campaign and amount:
@@ -195,14 +170,14 @@ def _money_target(text: str, amount: re.Match[str] | None) -> bool:
     """An amount of money that nothing after it makes a budget or a change."""
     if amount is None or not amount.group("num") or not amount.group("cur"):
         return False
-    return not _NOT_A_TARGET_AFTER.match(text[amount.end() :])
+    return not NOT_A_TARGET_AFTER.match(text[amount.end() :])
 
 
 def _values_after(text: str, end: int, stop: int) -> list[re.Match[str]]:
     return [
         m
         for m in VALUE.finditer(text, end, stop)
-        if m.group("num") and not _NOT_A_KPI_VALUE.match(text[m.end() :])
+        if m.group("num") and not NOT_A_KPI_VALUE.match(text[m.end() :])
     ]
 
 
@@ -223,18 +198,18 @@ def detect(
         stop = kpis[i + 1][0] if i + 1 < len(kpis) else len(text)
         campaign = owner(start, text, mentions) if mentions else context
         reading = Reading(kpi, campaign, sources=[sentence])
-        before = re.search(rf"{VALUE.pattern}\s*$", text[:start])
+        before = VALUE_AT_END.search(text[:start])
         candidates = _values_after(text, end, stop)
         first = candidates[0] if candidates else None
         gap = _without_mentions(text, end, first.start(), mentions) if first else ""
         if (
             len(candidates) > 1
-            and _FROM.search(text[end : first.start()])  # type: ignore[union-attr]
-            and re.fullmatch(r"\s*to\s*", text[first.end() : candidates[1].start()])  # type: ignore[union-attr]
+            and FROM_BEFORE.search(text[end : first.start()])  # type: ignore[union-attr]
+            and TO_BETWEEN.fullmatch(text[first.end() : candidates[1].start()])  # type: ignore[union-attr]
         ):
             first = candidates[1]  # "went from $5.20 to $6.80": the value is where it went
             candidates = candidates[1:]
-        if first and _TARGET_LINK.match(gap):
+        if first and TARGET_LINK.match(gap):
             reading.target, reading.target_text = _number(first), first.group(0).strip()
             candidates = candidates[1:]
         elif first and KPI_LINK.match(gap) and not _is_target(text, first):
@@ -358,3 +333,23 @@ def _prose_campaign(content: str, finder: MentionFinder) -> str | None:
     prose = [ln for ln in content.splitlines() if "|" not in ln]
     named = {m.name for ln in prose for m in finder.find(ln) if not m.platform}
     return named.pop() if len(named) == 1 else None
+
+
+class MetricDetector:
+    """KPI readings: a sentence's, with the campaign its turn was about standing in for "its",
+    then the conversation's tables."""
+
+    entity_type = "metric"
+
+    def in_sentence(self, scope: SentenceScope) -> list[Reading]:
+        return detect(scope.sentence, scope.finder, scope.turn_campaign, scope.sole_campaign)
+
+    def in_conversation(self, conversation: Conversation) -> list[Reading]:
+        return from_tables(conversation.messages, conversation.finder)
+
+    merge = staticmethod(merge)
+    summary = staticmethod(summary)
+    metadata = staticmethod(metadata)
+
+
+DETECTOR = MetricDetector()

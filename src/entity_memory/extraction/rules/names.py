@@ -6,29 +6,24 @@ boundary and then must pass `well_formed`; when it does not, the caller stores n
 
 from __future__ import annotations
 
-import re
-
-from entity_memory.extraction.rules.patterns import (
+from entity_memory.extraction.rules.lexicon import (
     ACTION_VERBS,
-    CLAUSE_VERBS,
     COMMON_VERBS,
     FUNCTION_WORDS,
+    LEADING_WORDS,
     NAME_VERBS,
+    PHRASE_STOPS,
+    PRONOUNS,
+    STATE_CHANGE_VERBS,
+    VAGUE,
 )
+from entity_memory.extraction.rules.lexicon.shapes import PHRASE_WORD
 
-_WORD = re.compile(r"[\w$%'\u2019.&+/-]+")
-_LEADING = frozenset(
-    """a an the this that these those my our your their its his her some any all most many
-    yeah yes ok okay so well honestly also still""".split()
-)
-#: Words at which a noun phrase stops (a verb, a preposition, a conjunction).
-_STOP = FUNCTION_WORDS | CLAUSE_VERBS | COMMON_VERBS
 MAX_NAME_WORDS = 6
-_PRONOUNS = frozenset("it them this that these those".split())
 
 
 def words(text: str) -> list[str]:
-    return _WORD.findall(text)
+    return PHRASE_WORD.findall(text)
 
 
 def _bare(word: str) -> str:
@@ -50,19 +45,15 @@ def well_formed(name: str) -> bool:
     return not name.rstrip().endswith(("-", ",", ":", ";", "/", "&"))
 
 
-#: Head nouns too vague to name anything ("the phone thing").
-VAGUE = frozenset("thing things stuff one ones something everything anything".split())
-
-
 def noun_phrase(text: str, max_words: int = MAX_NAME_WORDS, min_words: int = 1) -> str | None:
     """The noun phrase `text` starts with: leading determiners dropped, stopped at the first
     verb, preposition or conjunction. None when that is empty, too long or not well formed."""
     ws = words(text.split(",")[0].split(";")[0])
-    while ws and _bare(ws[0]) in _LEADING:
+    while ws and _bare(ws[0]) in LEADING_WORDS:
         ws = ws[1:]
     phrase: list[str] = []
     for w in ws:
-        if _bare(w) in _STOP:
+        if _bare(w) in PHRASE_STOPS:
             break
         phrase.append(w)
     if len(phrase) < min_words or len(phrase) > max_words or _bare(phrase[-1]) in VAGUE:
@@ -74,23 +65,15 @@ def noun_phrase(text: str, max_words: int = MAX_NAME_WORDS, min_words: int = 1) 
 def _phrase_end(ws: list[str], limit: int) -> int:
     """Where a phrase longer than `limit` words may end: before the last preposition or
     conjunction within the limit, so it ends on a complete phrase ("raise X to $45/day")."""
-    ends = [i for i in range(2, min(limit, len(ws) - 1) + 1) if _bare(ws[i]) in _STOP]
+    ends = [i for i in range(2, min(limit, len(ws) - 1) + 1) if _bare(ws[i]) in PHRASE_STOPS]
     return ends[-1] if ends else 0
-
-
-#: Verbs that change a setting: "switch X from A to B" went from the state A to the state B.
-#: (Not "move/shift X from A to B", a source and a destination; not "exclude X from A to cut
-#: junk", where "to" starts a purpose.)
-_STATE_CHANGES = frozenset(
-    "switch change convert update raise lower increase decrease reduce bump drop set".split()
-)
 
 
 def _without_old_state(ws: list[str]) -> list[str]:
     """The words of "switch X from A to B" without "from A": what it became is the decision;
     what it was is not (the action and the excerpt keep it)."""
     low = [_bare(w) for w in ws]
-    if low[0] not in _STATE_CHANGES or "from" not in low:
+    if low[0] not in STATE_CHANGE_VERBS or "from" not in low:
         return ws
     start = low.index("from")
     if "to" not in low[start + 2 : -1]:
@@ -108,7 +91,7 @@ def action_phrase(text: str, max_words: int = 8, *, needs_object: bool = True) -
     preposition within `max_words`, never mid-phrase."""
     ws = words(text)
     if not needs_object:
-        while ws and _bare(ws[0]) in _LEADING:
+        while ws and _bare(ws[0]) in LEADING_WORDS:
             ws = ws[1:]
     if not ws or _bare(ws[0]) in FUNCTION_WORDS:
         return None
@@ -122,7 +105,7 @@ def action_phrase(text: str, max_words: int = 8, *, needs_object: bool = True) -
         ws = ws[: _phrase_end(ws, max_words)]
     while ws and _bare(ws[-1]) in FUNCTION_WORDS:
         ws = ws[:-1]
-    if needs_object and any(_bare(w) in VAGUE | _PRONOUNS for w in ws[1:3]):
+    if needs_object and any(_bare(w) in VAGUE | PRONOUNS for w in ws[1:3]):
         return None  # "keep it running": what "it" is, the sentence does not say
     if len(ws) < 2 or len(ws) > max_words:
         return None

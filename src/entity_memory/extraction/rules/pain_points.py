@@ -4,18 +4,21 @@ phrase; a complaint about "it" or "this" names nothing, so it is not stored."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
-from entity_memory.extraction.rules.mentions import MentionFinder
-from entity_memory.extraction.rules.names import noun_phrase
-from entity_memory.extraction.rules.patterns import (
+from entity_memory.extraction.rules.detector import Conversation, SentenceScope
+from entity_memory.extraction.rules.lexicon import (
+    BAD_THING,
     COMPLAINT_CUE,
+    COMPLAINT_NEGATED,
     COMPLAINT_OBJECTS,
     NOT_A_STATEMENT,
+    PROBLEM_NOUN,
     SEVERE,
 )
-from entity_memory.extraction.rules.sentences import Sentence
+from entity_memory.extraction.rules.mentions import MentionFinder
+from entity_memory.extraction.rules.names import noun_phrase
+from entity_memory.extraction.rules.sentences import Sentence, add_sources
 
 
 @dataclass
@@ -27,32 +30,6 @@ class PainPoint:
     sources: list[Sentence] = field(default_factory=list)
 
 
-#: What an advertiser gets from ads: a problem word before one of these names a pain point
-#: ("junk leads", "duplicate conversions", "spam sign-ups"); before anything else ("broken
-#: pipes", "missing persons") it describes the business, not a problem with its ads.
-AD_OUTCOMES = (
-    r"(?:leads?|calls?|clicks?|conversions?|traffic|sign[- ]?ups?|signups?|demos?|bookings?|"
-    r"enquir(?:y|ies)|inquir(?:y|ies)|orders?|sales|form fills?|submissions?|impressions?|"
-    r"queries|search terms?|keywords?|placements?|installs?|visits?|visitors?)"
-)
-_PROBLEM_NOUN = re.compile(
-    r"\b(?P<name>(?:junk|spam|spammy|fake|bogus|fraudulent|bot|irrelevant|unqualified|"
-    r"low[- ]quality|poor[- ]quality|wasted|duplicated?|missing|untracked)"
-    rf"(?:\s+[a-z][\w-]*)?\s+{AD_OUTCOMES})\b",
-    re.I,
-)
-#: A negation just before a complaint's cue turns it around.
-_NEGATED = re.compile(
-    r"\b(?:not|never|no longer|hardly|isn'?t|aren'?t|wasn'?t)\s+(?:\w+\s+)?$", re.I
-)
-#: A thing the user calls bad: "the new leads are garbage", "X is useless".
-_BAD_THING = re.compile(
-    r"^(?P<about>.+?)\s+(?:is|are|was|were)(?: still| just| really| so| such)?(?: a| an)?\s+"
-    r"(?:garbage|junk|useless|awful|terrible|horrible|broken|a mess|a disaster|rubbish)\b",
-    re.I,
-)
-
-
 def detect(sentence: Sentence, finder: MentionFinder) -> PainPoint | None:
     text = sentence.text
     if sentence.role != "user" or NOT_A_STATEMENT.search(text):
@@ -60,7 +37,7 @@ def detect(sentence: Sentence, finder: MentionFinder) -> PainPoint | None:
     cue = COMPLAINT_CUE.search(text)
     if cue is None:
         return _named_problem(sentence, finder)
-    if _NEGATED.search(text[: cue.start()]):
+    if COMPLAINT_NEGATED.search(text[: cue.start()]):
         return None  # "I'm not worried about the CPC increase"
     for pattern in COMPLAINT_OBJECTS:
         m = pattern.search(text)
@@ -78,9 +55,9 @@ def _named_problem(sentence: Sentence, finder: MentionFinder) -> PainPoint | Non
     """A problem the user names without a complaint cue: a thing called bad ("the new leads
     are useless"), or an ad outcome a problem word qualifies ("spam leads, two more")."""
     text = sentence.text
-    bad = _BAD_THING.search(text.split(",")[-1].strip()) or _BAD_THING.search(text)
+    bad = BAD_THING.search(text.split(",")[-1].strip()) or BAD_THING.search(text)
     name = noun_phrase(bad.group("about").split(",")[-1], max_words=5, min_words=2) if bad else None
-    if name is None and (m := _PROBLEM_NOUN.search(text)):
+    if name is None and (m := PROBLEM_NOUN.search(text)):
         name = noun_phrase(m.group("name"), max_words=3, min_words=2)
     return None if name is None else _pain_point(name, sentence, finder)
 
@@ -105,3 +82,32 @@ def metadata(p: PainPoint) -> dict[str, object]:
         "resolved": False,
         "related_campaigns": p.campaigns,
     }
+
+
+def merge(into: PainPoint, new: PainPoint) -> None:
+    """The same complaint again: counted, and high once it was said with force."""
+    into.frequency += 1
+    if new.severity == "high":
+        into.severity = "high"
+    into.campaigns = sorted({*into.campaigns, *new.campaigns})
+    into.sources = add_sources(into.sources, new.sources)
+
+
+class PainPointDetector:
+    """Complaints in the user's words."""
+
+    entity_type = "pain_point"
+
+    def in_sentence(self, scope: SentenceScope) -> list[PainPoint]:
+        p = detect(scope.sentence, scope.finder)
+        return [p] if p else []
+
+    def in_conversation(self, conversation: Conversation) -> list[PainPoint]:
+        return []
+
+    merge = staticmethod(merge)
+    summary = staticmethod(summary)
+    metadata = staticmethod(metadata)
+
+
+DETECTOR = PainPointDetector()

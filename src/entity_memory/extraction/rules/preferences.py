@@ -4,47 +4,31 @@ user likes is not evidence."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from itertools import pairwise
 
 from entity_memory.extraction.base import KnownEntity
 from entity_memory.extraction.rules.campaigns import clauses
-from entity_memory.extraction.rules.names import action_phrase, words
-from entity_memory.extraction.rules.patterns import (
+from entity_memory.extraction.rules.detector import Conversation, SentenceScope, latest_wins
+from entity_memory.extraction.rules.lexicon import (
     ACTION_VERBS,
     FUNCTION_WORDS,
+    KEEP_HOW,
     NOT_A_STATEMENT,
+    ONE_OFF_VERBS,
+    PREFER_WORDS,
     PREFERENCE_CATEGORIES,
     PREFERENCE_CUE,
+    REQUEST_WORDS,
+    REVISION_CUE,
+    STANDING_ALWAYS,
     STANDING_FORM,
     STANDING_MARK,
     STANDING_REQUEST,
     STANDING_TOPIC,
 )
+from entity_memory.extraction.rules.names import action_phrase, words
 from entity_memory.extraction.rules.sentences import Sentence
-
-#: "always"/"never" state a preference only as an instruction ("Always ask ...", "please never
-#: ..."), not as a description ("it never loads").
-_STANDING = re.compile(r"(?:^|[,;:]\s*|\b(?:I|we|please|you)\s+)(?:always|never)\b", re.I)
-#: Verbs that ask for one change, not a way of working (with ACTION_VERBS).
-_ONE_OFF_VERBS = frozenset({"give", "get", "spend", "put", "make", "do"})
-#: "keep it short" is how to work; "keep X running" is a change to the account.
-_KEEP_HOW = re.compile(r"keep (?:it|them|things|me)\b", re.I)
-#: The asking words of a request ("could you email me ..." prefers "email me ...").
-_REQUEST = re.compile(
-    r"^(?:(?:can|could) (?:you|we)|please|pls|plz|I (?:only )?(?:want|need|care about)|"
-    r"I(?:'d| would) like)\s+",
-    re.I,
-)
-#: A preference that replaces an earlier one says so ("Thursdays instead").
-REVISION_CUE = re.compile(
-    r"\b(?:instead|changed|moved|switched|no longer|rather than|from now on)\b", re.I
-)
-#: Cue words that are not part of what is preferred.
-_PREFER = re.compile(
-    r"^(?:I(?:'d| would)? prefer|I(?:'d| would) rather|I always want|from now on,?)\s+", re.I
-)
 
 
 @dataclass
@@ -65,12 +49,12 @@ def detect(sentence: Sentence) -> Preference | None:
     if not m:
         return _standing(sentence)
     cue = m.group(0).lower()
-    if cue in ("always", "never") and not _STANDING.search(text):
+    if cue in ("always", "never") and not STANDING_ALWAYS.search(text):
         return None
     stated = text[m.start() :]
     end = next((e for s, e in clauses(stated) if e - s > len(m.group(0)) + 2), len(stated))
     stated = stated[:end].strip().rstrip(".!")
-    preferred = _PREFER.sub("", stated)
+    preferred = PREFER_WORDS.sub("", stated)
     if preferred != stated and preferred.split(" ", 1)[0].lower() in ACTION_VERBS:
         return None  # "I'd rather move that money to X" is a wish about one change, not a habit
     name = action_phrase(preferred, max_words=8, needs_object=False)
@@ -89,12 +73,12 @@ def _standing(sentence: Sentence) -> Preference | None:
         form, topic = STANDING_FORM.search(clause), STANDING_TOPIC.search(clause)
         if not form or not topic or not STANDING_MARK.search(clause):
             continue
-        if form.group(0).lower() in ("always", "never") and not _STANDING.search(clause):
+        if form.group(0).lower() in ("always", "never") and not STANDING_ALWAYS.search(clause):
             continue
         stated = clause[form.start() :] if form.start() < topic.start() else clause
-        stated = _REQUEST.sub("", _PREFER.sub("", stated))
+        stated = REQUEST_WORDS.sub("", PREFER_WORDS.sub("", stated))
         verb = stated.split(" ", 1)[0].lower()
-        if verb in ACTION_VERBS | _ONE_OFF_VERBS and not _KEEP_HOW.match(stated):
+        if verb in ACTION_VERBS | ONE_OFF_VERBS and not KEEP_HOW.match(stated):
             continue  # "can you give X more budget": one change asked for, a decision's matter
         name = action_phrase(stated, max_words=8, needs_object=False) or action_phrase(
             clause, max_words=8, needs_object=False
@@ -134,3 +118,23 @@ def summary(p: Preference) -> str:
 
 def metadata(p: Preference) -> dict[str, object]:
     return {"category": p.category, "value": p.value, "confidence": 0.9}
+
+
+class PreferenceDetector:
+    """Standing instructions in the user's words."""
+
+    entity_type = "preference"
+
+    def in_sentence(self, scope: SentenceScope) -> list[Preference]:
+        p = detect(scope.sentence)
+        return [p] if p else []
+
+    def in_conversation(self, conversation: Conversation) -> list[Preference]:
+        return []
+
+    merge = staticmethod(latest_wins)
+    summary = staticmethod(summary)
+    metadata = staticmethod(metadata)
+
+
+DETECTOR = PreferenceDetector()

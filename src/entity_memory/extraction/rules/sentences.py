@@ -3,17 +3,18 @@ say this?" and "what came right before?" without re-reading the conversation."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from entity_memory.extraction.base import Message
+from entity_memory.extraction.rules.lexicon import (
+    ABBREVIATION,
+    ROLE_LABEL,
+)
+from entity_memory.extraction.rules.lexicon.shapes import (
+    BULLET,
+    SENTENCE_END,
+)
 
-#: A sentence ends at . ! ? followed by a space (people type lowercase sentences too); a decimal
-#: point ("3.1") is never followed by a space, and common abbreviations do not end one.
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
-_ABBREVIATION = re.compile(r"(?:\b(?:e\.g|i\.e|vs|etc|approx|incl|mr|mrs|ms|dr|st|no)\.)$", re.I)
-_ROLE_LABEL = re.compile(r"^\s*(?:user|assistant|human|ai)\s*:\s*", re.I)
-_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 MAX_EXCERPT = 200
 #: Longer "sentences" are pasted data (logs, tables without pipes), not statements; skipping
 #: them also bounds the work per sentence.
@@ -39,7 +40,7 @@ class Sentence:
 def _lines(content: str) -> list[str]:
     out = []
     for line in content.splitlines():
-        line = _BULLET.sub("", _ROLE_LABEL.sub("", line)).strip()
+        line = BULLET.sub("", ROLE_LABEL.sub("", line)).strip()
         # Table rows and code carry no sentence a person would quote as a fact.
         if line and not line.startswith(("|", "```", "#")):
             out.append(line)
@@ -48,9 +49,9 @@ def _lines(content: str) -> list[str]:
 
 def _sentences(line: str) -> list[str]:
     out: list[str] = []
-    for piece in _SENTENCE_END.split(line):
+    for piece in SENTENCE_END.split(line):
         piece = piece.strip()
-        if out and _ABBREVIATION.search(out[-1]):
+        if out and ABBREVIATION.search(out[-1]):
             out[-1] = f"{out[-1]} {piece}"
         elif piece:
             out.append(piece)

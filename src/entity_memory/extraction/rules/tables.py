@@ -14,40 +14,23 @@ header's KPI nearest to its value.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from entity_memory.domain.amounts import CURRENCY_CODES
 from entity_memory.extraction.base import Message
+from entity_memory.extraction.rules.lexicon import (
+    CAMPAIGN_HEADER,
+    CURRENT_COLUMN,
+    EFFICIENCY,
+    KPI_ROW_HEADERS,
+    NAME_COLUMNS,
+    NOT_A_KPI_COLUMN,
+    NOT_CURRENT,
+    NUMBER_CELL,
+)
+from entity_memory.extraction.rules.lexicon.shapes import TABLE_SEPARATOR
 
-#: A separator row ("|---|:---:|").
-_SEPARATOR = re.compile(r"^\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")
-#: A cell that is one number (with currency, thousands, %, x, a "~" or "about").
-_NUMBER_CELL = re.compile(
-    r"^(?:~|about |approx\.? )?(?P<cur>[$€£])?\s?"
-    r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
-    r"(?P<k>k)?\s?(?P<unit>%|x)?$",
-    re.I,
-)
-#: First header cells of a table whose rows are KPIs.
-_KPI_ROWS = frozenset({"metric", "metrics", "kpi", "kpis", "measure", ""})
-#: Header words that name what a row is (not a KPI column).
-_NAME_COLUMNS = frozenset({"campaign", "campaigns", "ad group", "channel", "name", "source"})
-#: KPIs worth keeping from a table: costs per result, rates, ratios and shares. Raw counts and
-#: spend columns are the table's context, not facts a person would carry to the next session.
-_EFFICIENCY = re.compile(
-    r"\b(?:cpa|cpc|cpm|cpl|cps|roas|roi|ctr|cvr|rate|share|margin|aov|value|per)\b|"
-    r"\bcost\s*(?:/|per\b)|%",
-    re.I,
-)
-#: A column of money to spend, not a result ("Budget/day").
-_NOT_A_KPI = re.compile(r"\bbudget", re.I)
-#: Header words of a table whose rows are campaigns.
-_CAMPAIGN_HEADER = re.compile(r"\b(?:campaigns?|ad groups?|asset groups?)\b", re.I)
-#: Columns of a KPI row that are not its current value, and those that are.
-_NOT_CURRENT = re.compile(r"\b(?:target|goal|last|previous|prior|before|old|was)\b", re.I)
-_CURRENT = re.compile(r"\b(?:current|now|this|after|latest|new|today)\b", re.I)
 #: A KPI column's name is short; longer headers are notes.
 MAX_KPI_WORDS = 4
 #: How an excerpt's pieces are joined (grounding reads "…" as an elision).
@@ -81,7 +64,7 @@ def _cells(line: str) -> list[str]:
 
 
 def number_cell(text: str) -> Cell | None:
-    m = _NUMBER_CELL.match(text.strip().replace("**", ""))
+    m = NUMBER_CELL.match(text.strip().replace("**", ""))
     if m is None:
         return None
     value = float(m.group("num").replace(",", "")) * (1000 if m.group("k") else 1)
@@ -94,7 +77,7 @@ def _tables(content: str) -> Iterator[list[list[str]]]:
     rows: list[list[str]] = []
     for line in [*content.splitlines(), ""]:
         if line.strip().startswith("|"):
-            if not _SEPARATOR.match(line.strip()):
+            if not TABLE_SEPARATOR.match(line.strip()):
                 rows.append(_cells(line))
         elif rows:
             if len(rows) > 1:
@@ -104,14 +87,14 @@ def _tables(content: str) -> Iterator[list[list[str]]]:
 
 def _kpi_name(header: str) -> str | None:
     words = header.split()
-    if not words or len(words) > MAX_KPI_WORDS or header.lower() in _NAME_COLUMNS:
+    if not words or len(words) > MAX_KPI_WORDS or header.lower() in NAME_COLUMNS:
         return None
-    return header if _EFFICIENCY.search(header) and not _NOT_A_KPI.search(header) else None
+    return header if EFFICIENCY.search(header) and not NOT_A_KPI_COLUMN.search(header) else None
 
 
 def _by_campaign(role: str, turn: int, table: list[list[str]]) -> Iterator[TableReading]:
     header = table[0]
-    campaign_rows = bool(header) and bool(_CAMPAIGN_HEADER.search(header[0]))
+    campaign_rows = bool(header) and bool(CAMPAIGN_HEADER.search(header[0]))
     for row in table[1:]:
         name = row[0] if row else ""
         if not name or number_cell(name):
@@ -129,11 +112,11 @@ def _current_column(header: list[str]) -> int | None:
     last one that is not a target or an earlier period; None when every column is."""
     columns = range(1, len(header))
     named = [
-        i for i in columns if _CURRENT.search(header[i]) and not _NOT_CURRENT.search(header[i])
+        i for i in columns if CURRENT_COLUMN.search(header[i]) and not NOT_CURRENT.search(header[i])
     ]
     if named:
         return named[-1]
-    usable = [i for i in columns if not _NOT_CURRENT.search(header[i])]
+    usable = [i for i in columns if not NOT_CURRENT.search(header[i])]
     return usable[-1] if usable else None
 
 
@@ -155,6 +138,6 @@ def table_readings(messages: list[Message]) -> list[TableReading]:
     for turn, message in enumerate(messages):
         for table in _tables(message.content):
             first = table[0][0].strip().lower() if table[0] else ""
-            read = _by_kpi if first in _KPI_ROWS else _by_campaign
+            read = _by_kpi if first in KPI_ROW_HEADERS else _by_campaign
             out += read(message.role, turn, table)
     return out

@@ -1,44 +1,11 @@
-"""The offline extractor's pattern tables, as data.
-
-Every entry is general English or general advertising usage (the ads words themselves live in
-domain/vocab.py); none exists because one conversation happened to use it. A detector that needs
-a new cue adds it here, where all of them can be read at once.
-"""
+"""English cues the rules read in a sentence: what states, proposes, decides, prefers or
+complains, and the words around an amount, a KPI and a campaign's settings."""
 
 from __future__ import annotations
 
 import re
 
 from entity_memory.domain.vocab import BID_STRATEGIES, KPI_NAMES, PLATFORMS, STATUSES
-
-# --- words that can never end a name -------------------------------------------------------------
-
-#: Determiners, prepositions, conjunctions, pronouns and auxiliaries: a name ending on one of
-#: these was cut mid-phrase.
-FUNCTION_WORDS = frozenset(
-    """a an the this that these those my our your their its his her to for and or but nor of
-    with without from by at in on into onto over under about as than then so if when while
-    because since until is are was were be been being am do does did has have had will would
-    can could should may might must shall it they we i you he she them us me which who whom
-    what where how why not no very just also too more most less some any all each every per
-    via vs i'm i've i'd i'll we're we've we'd we'll it's that's there's they're you're don't
-    doesn't didn't can't won't around through across along behind beyond near toward towards
-    within during after before between against among above below upon like where there
-    actually really only even maybe probably basically""".split()
-)
-#: Copulas and auxiliaries: a name containing one is a clause ("Campaign is", "budget was").
-NAME_VERBS = frozenset(
-    """is are was were be been being am isn't aren't wasn't weren't has have had does did""".split()
-)
-#: Common verbs: a noun phrase stops at one ("sales | says the leads are bad").
-COMMON_VERBS = frozenset(
-    """says said say get gets got go make makes made come comes came seem seems look looks
-    show shows showed take takes took want wants need needs think thinks know knows call calls
-    cost costs run runs work works happen happens break breaks broke stop stops tell tells told
-    eat eats ate send sends sent find finds found give gives gave""".split()
-)
-#: Verbs at which a noun phrase stops ("conversion tracking | keeps breaking").
-CLAUSE_VERBS = NAME_VERBS | frozenset("do will would can could should keeps kept goes went".split())
 
 # --- sentence cues -------------------------------------------------------------------------------
 
@@ -64,6 +31,8 @@ VALUE = re.compile(
     rf"(?P<cur>[$€£])?\s?(?P<num>(?<![\d.,]){_NUMBER})(?P<k>k\b)?\s?(?P<unit>%|x\b|percent\b)?",
     re.I,
 )
+#: A value that ends the text before a KPI ("$42 CPA", "3.1 ROAS").
+VALUE_AT_END = re.compile(rf"{VALUE.pattern}\s*$")
 PER_DAY = re.compile(r"^\s*(?:/\s*day|per day|a day|daily|/d\b)", re.I)
 #: "budget" with what may sit between it and its amount ("budget is now", "daily budget of").
 BUDGET_BEFORE = re.compile(
@@ -85,6 +54,8 @@ TRANSFER_BEFORE = re.compile(
     r"pull(?:ed|ing)?|by|extra|another|additional|more)\s*$",
     re.I,
 )
+#: After an amount: it is moved or compared ("$50 from X", "$20 more"), not held.
+TRANSFER_AFTER = re.compile(r"\s*(?:from|more|less|extra)\b")
 
 # --- campaigns -----------------------------------------------------------------------------------
 
@@ -254,4 +225,164 @@ PREFERENCE_CATEGORIES: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
     ("analysis", re.compile(r"\b(?:data|numbers?|math|analys\w*|test\w*|significan\w*)\b", re.I)),
+)
+
+# --- campaign facts --------------------------------------------------------------------------
+
+SPEND_BEFORE = re.compile(
+    r"\b(?:spen[dt]\w*|cost|costs|paid|paying|revenue|sales)\b[^$]{0,15}$", re.I
+)
+
+ADJACENT_TO_NAME = re.compile(
+    r"^(?:'s)?\s*(?:campaign\s*)?(?:(?:has|had|with|is|at)\s+)?(?:(?:a|an|the)\s+)?"
+    r"(?:daily\s+)?(?:budget\s*)?(?:is|at|to|goes to|now|on|of|:|=|-|\s)*$",
+    re.I,
+)
+
+BID_WORDS = re.compile(r"\b(?:bid\w*|strategy|strategies)\b", re.I)
+
+# --- decisions -------------------------------------------------------------------------------
+
+REASON = re.compile(r"\b(?:because|since|as|so that|to avoid)\s+(?P<why>.+)$", re.I)
+
+DECISION_NEGATED = re.compile(r"^\s*(?:not|never|hold off|wait)\b", re.I)
+
+#: After a comma, a list goes on ("add cheap, free and diy as negatives"), a clause does not.
+LIST_GOES_ON = re.compile(r"^\s*[\w'-]+(?:\s+[\w'-]+)?\s*(?:,|\s(?:and|or)\s)", re.I)
+
+VERB_IT = re.compile(r"^(\w+)\s+it\b", re.I)
+
+#: Lowercase articles inside a decision's name: a name reads as a headline ("Lower budget to
+#: $20/day"); the capital "A" of "Ad Group A" is a name, not an article.
+ARTICLE = re.compile(r"\s+(?:the|a|an)\s+")
+
+#: How an assistant reports a change it made: "Paused X.", "Done: added ...", "I've raised ...",
+#: "I set up ...". The verb is past tense and starts the report.
+CHANGE_REPORT = re.compile(
+    r"^(?:(?:done|ok|okay|all set|updated)\s*[:.,!-]\s*)?(?:I(?:'ve| have)?\s+)?"
+    r"(?P<verb>[a-z]+)\b(?P<rest>.*)",
+    re.I,
+)
+
+#: A report that says who made the change ("I've ...", "Done: ...").
+SAID_WHO = re.compile(r"^(?:(?:done|all set|updated)\s*[:.,!-]\s*|I(?:'ve| have)?\s+)", re.I)
+
+#: Account verbs whose past form reports work, not a change ("I ran the numbers").
+NOT_A_CHANGE = frozenset({"run", "start", "test", "try", "use", "focus", "keep", "hold", "target"})
+
+#: Past forms that are not "-ed" forms of the base (set, cut, put are the same in both).
+IRREGULAR_PAST = {"set": "set", "cut": "cut", "put": "put", "built": "build", "ran": "run"}
+
+# --- KPI readings ----------------------------------------------------------------------------
+
+#: The words that tie a campaign named between a KPI and its value ("CPA on the X campaign is").
+CAMPAIGN_LEAD_IN = re.compile(r"^\s*(?:on|for|in|of)\s+(?:the\s+)?(?:campaign\s+)?", re.I)
+#: A KPI said in the plural is the same KPI ("conversion rates").
+PLURAL_RATES = re.compile(r"rates$")
+#: Between two values of "went from $5 to $6".
+TO_BETWEEN = re.compile(r"\s*to\s*")
+
+TARGET_LINK = re.compile(r"^\s*(?:target|goal)\s*(?:is|was|of|at|:|=)?\s*$", re.I)
+
+#: Right before a target amount: the preposition that ties it to the goal word.
+TARGET_PREP = re.compile(
+    r"\b(?:under|below|above|over|at|to|of|around|target|goal|is|was|be)\s*[:=]?\s*$", re.I
+)
+
+#: "$140 per lead", "$1.75 a click": a cost per unit, stated value first.
+UNIT_COST = re.compile(
+    r"[$€£]\s?\d[\d,.]*\s+(?P<per>(?:per|a|an|each)\s+(?P<unit>[a-z]{3,}))\b", re.I
+)
+
+TIME_UNITS = frozenset("day days week month year hour night time piece".split())
+
+FROM_BEFORE = re.compile(r"\bfrom\s*$", re.I)
+
+#: A number followed by one of these counts something else ("30 days", "2 weeks"), or is a
+#: daily budget ("81% search share at $40/day": the share is 81).
+NOT_A_KPI_VALUE = re.compile(
+    r"^\s*(?:(?:days?|weeks?|months?|years?|hours?|clicks|people)\b|/\s*day\b|per day\b|a day\b)",
+    re.I,
+)
+
+#: Between a Target CPA and the figure in force: "tCPA is now $44", "Target CPA at $52",
+#: "Target CPA set to $40", "tCPA lowered to $41", "moved tCPA from $50 to $44" (the figure
+#: after "to"). Not "was" ("was $40, now $44": which one holds?).
+STRATEGY_LINK = re.compile(
+    r"\s*(?:(?:is|now|at|of|to|set|:|=|lowered|raised|cut|moved|changed|dropped|reduced|"
+    r"increased|decreased|updated|went|goes)\s*){0,3}"
+    r"(?:from\s*[$€£]\s?[\d,.]+k?\s*to\s*)?",
+    re.I,
+)
+
+#: A clause that proposes, plans, doubts, denies or conditions the figure: not in force.
+NOT_IN_FORCE = re.compile(
+    r"\b(?:should|could|would|might|may|maybe|perhaps|if|unless|never|not|no|don'?t|let'?s|"
+    r"will|going to|plan\w*|need\w*|like|suggest\w*|propos\w*|recommend\w*|consider\w*|"
+    r"try\w*|test\w*|want\w*|or)\b|\?",
+    re.I,
+)
+
+#: After the figure: a budget or a change, not a target ("$60/day", "20% lower", "$500 spend").
+NOT_A_TARGET_AFTER = re.compile(
+    r"^\s*(?:/\s*day|per day|a day|daily|budget|spend|higher|lower|more|less|cheaper)\b", re.I
+)
+
+# --- preferences -----------------------------------------------------------------------------
+
+#: "always"/"never" state a preference only as an instruction ("Always ask ...", "please never
+#: ..."), not as a description ("it never loads").
+STANDING_ALWAYS = re.compile(r"(?:^|[,;:]\s*|\b(?:I|we|please|you)\s+)(?:always|never)\b", re.I)
+
+#: Verbs that ask for one change, not a way of working (with ACTION_VERBS).
+ONE_OFF_VERBS = frozenset({"give", "get", "spend", "put", "make", "do"})
+
+#: "keep it short" is how to work; "keep X running" is a change to the account.
+KEEP_HOW = re.compile(r"keep (?:it|them|things|me)\b", re.I)
+
+#: The asking words of a request ("could you email me ..." prefers "email me ...").
+REQUEST_WORDS = re.compile(
+    r"^(?:(?:can|could) (?:you|we)|please|pls|plz|I (?:only )?(?:want|need|care about)|"
+    r"I(?:'d| would) like)\s+",
+    re.I,
+)
+
+#: A preference that replaces an earlier one says so ("Thursdays instead").
+REVISION_CUE = re.compile(
+    r"\b(?:instead|changed|moved|switched|no longer|rather than|from now on)\b", re.I
+)
+
+#: Cue words that are not part of what is preferred.
+PREFER_WORDS = re.compile(
+    r"^(?:I(?:'d| would)? prefer|I(?:'d| would) rather|I always want|from now on,?)\s+", re.I
+)
+
+# --- pain points -----------------------------------------------------------------------------
+
+#: What an advertiser gets from ads: a problem word before one of these names a pain point
+#: ("junk leads", "duplicate conversions", "spam sign-ups"); before anything else ("broken
+#: pipes", "missing persons") it describes the business, not a problem with its ads.
+AD_OUTCOMES = (
+    r"(?:leads?|calls?|clicks?|conversions?|traffic|sign[- ]?ups?|signups?|demos?|bookings?|"
+    r"enquir(?:y|ies)|inquir(?:y|ies)|orders?|sales|form fills?|submissions?|impressions?|"
+    r"queries|search terms?|keywords?|placements?|installs?|visits?|visitors?)"
+)
+
+PROBLEM_NOUN = re.compile(
+    r"\b(?P<name>(?:junk|spam|spammy|fake|bogus|fraudulent|bot|irrelevant|unqualified|"
+    r"low[- ]quality|poor[- ]quality|wasted|duplicated?|missing|untracked)"
+    rf"(?:\s+[a-z][\w-]*)?\s+{AD_OUTCOMES})\b",
+    re.I,
+)
+
+#: A negation just before a complaint's cue turns it around.
+COMPLAINT_NEGATED = re.compile(
+    r"\b(?:not|never|no longer|hardly|isn'?t|aren'?t|wasn'?t)\s+(?:\w+\s+)?$", re.I
+)
+
+#: A thing the user calls bad: "the new leads are garbage", "X is useless".
+BAD_THING = re.compile(
+    r"^(?P<about>.+?)\s+(?:is|are|was|were)(?: still| just| really| so| such)?(?: a| an)?\s+"
+    r"(?:garbage|junk|useless|awful|terrible|horrible|broken|a mess|a disaster|rubbish)\b",
+    re.I,
 )
