@@ -22,6 +22,7 @@ import argparse
 import json
 import os
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -86,7 +87,10 @@ def replay(
     scenario: dict[str, Any],
     extractor: str | None = None,
     user: str | None = None,
+    on_session: Callable[[dict[str, Any], dict[str, Any]], None] | None = None,
 ) -> ScenarioRun:
+    """`on_session(session, response)` is called after each session's extraction (a bench
+    reads what that session cost there)."""
     user = user or f"{scenario['user_id']}-{uuid.uuid4().hex[:8]}"
     ops = Ops()
     extracted, responses = [], []
@@ -107,6 +111,8 @@ def replay(
         if result.get("extractor") not in (None, "rules"):
             llm_calls += 1
         extracted.append(result["entities"])
+        if on_session is not None:
+            on_session(session, result)
     r = client.get(f"/v1/users/{user}/export")
     ops.add(r)
     export = _check(r)
