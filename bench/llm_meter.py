@@ -40,6 +40,7 @@ class Call:
     """One model call that went through the meter."""
 
     status: int
+    model: str  # the model the request named
     input_tokens: int  # estimated from the request (see the module docstring)
     output_tokens: int  # the server's completion_tokens, else estimated from the reply
     reported_input_tokens: int  # what the server said (replay.py: 0)
@@ -86,12 +87,14 @@ def start_replay(log_dir: Path, replies: Path | None = None) -> Iterator[str]:
         process.wait(timeout=10)
 
 
-def _estimate_input(body: bytes) -> int:
+def _request(body: bytes) -> tuple[str, int]:
+    """(the model named, estimated input tokens) of a chat request."""
     try:
-        messages = json.loads(body or b"{}").get("messages") or []
+        request = json.loads(body or b"{}")
     except ValueError:
-        return 0
-    return sum(
+        return "", 0
+    messages = request.get("messages") or []
+    return str(request.get("model") or ""), sum(
         estimate_tokens(str(m.get("content") or "")) + MESSAGE_OVERHEAD_TOKENS
         for m in messages
         if isinstance(m, dict)
@@ -141,7 +144,8 @@ class Meter:
                     status, raw = err.code, err.read()
                 if body is not None:
                     out, reported_in = _output_tokens(raw) if status == 200 else (0, 0)
-                    meter._record(Call(status, _estimate_input(body), out, reported_in))
+                    model, tokens_in = _request(body)
+                    meter._record(Call(status, model, tokens_in, out, reported_in))
                 self.send_response(status)
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(raw)))

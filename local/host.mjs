@@ -42,6 +42,7 @@ import {
   withLocalEmbeddings,
 } from "./embeddings.mjs";
 import { LOCAL_TEXT_MODEL, startTextServer, withLocalText } from "./llm.mjs";
+import { textUpstream, withUpstreamText } from "./upstream_llm.mjs";
 
 const started = performance.now();
 const LOCAL_DIR = path.dirname(fileURLToPath(import.meta.url));
@@ -78,6 +79,9 @@ const { values: opts } = parseArgs({
     "no-llm": { type: "boolean", default: false },
     // A llama-server already running (also ENTITY_MEMORY_LLM_URL), instead of starting one.
     "llm-url": { type: "string" },
+    // An OpenAI-compatible `/v1` server (also ENTITY_MEMORY_TEXT_UPSTREAM) that answers
+    // production's `@cf/` text models in Workers AI's reply shape (local/upstream_llm.mjs).
+    "text-upstream": { type: "string" },
     // The Python module (on src/) that exports `Default`; other values are for testing the host.
     entry: { type: "string", default: "entry" },
   },
@@ -97,6 +101,10 @@ const textModel = startTextServer({
   disabled: opts["selftest-kv"] || opts["no-llm"] || process.env.ENTITY_MEMORY_NO_LLM === "1",
   url: opts["llm-url"] ?? process.env.ENTITY_MEMORY_LLM_URL ?? "",
 });
+// Production's text models from an upstream named at start: AI_MODEL keeps its `@cf/` id.
+const upstream = textUpstream(
+  opts["text-upstream"] ?? process.env.ENTITY_MEMORY_TEXT_UPSTREAM ?? "",
+);
 // What `EXTRACTOR=auto` runs when the local model is there: the extractor that scored better
 // on the dev set without a lower precision (README, "Which extractor you get").
 const LOCAL_AUTO_EXTRACTOR = "workers-ai";
@@ -250,7 +258,8 @@ site.addsitedir(${JSON.stringify(PY_SITE)})  # already on sys.path; this runs it
 
   const proxy = await proxyPromise;
   lap("platform proxy ready");
-  const wrapAi = (ai) => withLocalText(withLocalEmbeddings(ai, embeddings), textModel);
+  const wrapAi = (ai) =>
+    withUpstreamText(withLocalText(withLocalEmbeddings(ai, embeddings), textModel), upstream);
   Object.assign(env, presentEnv(proxy.env, config, wrapAi));
   for (const pair of opts.var) {
     const eq = pair.indexOf("=");
@@ -260,12 +269,14 @@ site.addsitedir(${JSON.stringify(PY_SITE)})  # already on sys.path; this runs it
   // Production's text model cannot answer here; the local one does, under its own name, so
   // the Workers AI extractor runs as deployed. Without it `auto` means the rules, instead of
   // every extraction coming back degraded with "needs to be run remotely".
-  if (textModel.available && String(env.AI_MODEL ?? "@cf/").startsWith("@cf/")) {
+  // With an upstream, production's id stays and the upstream answers it.
+  const localAnswers = textModel.available && !upstream.available;
+  if (localAnswers && String(env.AI_MODEL ?? "@cf/").startsWith("@cf/")) {
     env.AI_MODEL = LOCAL_TEXT_MODEL;
     env.AI_TIMEOUT_S ??= LOCAL_AI_TIMEOUT_S;
   }
   if ((env.EXTRACTOR ?? "auto") === "auto" && !env.LLM_BASE_URL) {
-    env.EXTRACTOR = textModel.available ? LOCAL_AUTO_EXTRACTOR : "rules";
+    env.EXTRACTOR = textModel.available || upstream.available ? LOCAL_AUTO_EXTRACTOR : "rules";
   }
   // Production's embedding model cannot answer here; the local one does, under its own name
   // (vectors are tagged with it). `--var EMBEDDING_MODEL=off` turns the channel off.
@@ -459,7 +470,8 @@ async function main() {
     const { port: bound } = server.address();
     const ms = Math.round(performance.now() - started);
     console.log(`entity-memory local host ready on http://${opts.host}:${bound} in ${ms} ms`);
-    const text = textModel.available ? `${LOCAL_TEXT_MODEL} (${textModel.why})` : textModel.why;
+    const local = textModel.available ? `${LOCAL_TEXT_MODEL} (${textModel.why})` : textModel.why;
+    const text = upstream.available ? `${upstream.why}; ${local}` : local;
     console.log(`text model: ${text}; default extractor: ${app.env.EXTRACTOR}`);
   });
 }
