@@ -16,8 +16,12 @@ limit 20). Paths (`--extractor`):
 started and tokens are what the host reports. `--judge-dir DIR` writes one JUDGE.md file per
 scenario (bench/judge_export.py); `--json FILE` every figure as JSON.
 
-Cost per session: tokens at the price of Workers AI's default model (`PRICE_*`). Model calls and
-KV reads/writes are the host's own counts (`counts.modelCalls`, `X-KV-Operations`).
+Cost per session: tokens at the price of Workers AI's default model (`PRICE_*`). Model calls are
+the extraction's own count (`counts.modelCalls`). KV reads (get, list) and writes (put, delete)
+are every KV call the Worker made during the scenario, read from the local host's
+`/__kv-operations` before and after (extraction jobs run in the user's writer, outside any
+request, so no response header carries their calls); on a server without that path, the
+requests' `X-KV-Operations` headers, which miss the jobs'.
 
 Run: `.venv/bin/python -m bench.capable [--extractor openai|workers-ai|rules] [--judge-dir D]`
 """
@@ -29,7 +33,7 @@ import json
 import tempfile
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -81,7 +85,8 @@ class ScenarioResult:
     run: ScenarioRun
     sessions: list[SessionCost]
     figures: Figures
-    kv: dict[str, int] = field(default_factory=dict)
+    kv_reads: int
+    kv_writes: int
 
 
 def _host_args(extractor: str, model_url: str | None, extra_vars: list[str]) -> list[str]:
@@ -135,6 +140,12 @@ def _session_cost(
     )
 
 
+def _kv_calls(client: httpx.Client) -> dict[str, int] | None:
+    """The local host's KV calls since start, by method; None from another server."""
+    r = client.get("/__kv-operations")
+    return r.json() if r.status_code == 200 else None
+
+
 def run_scenario(
     client: httpx.Client, scenario: dict[str, Any], meter: Meter | None, extractor: str
 ) -> ScenarioResult:
@@ -145,9 +156,16 @@ def run_scenario(
     def note(session: dict[str, Any], response: dict[str, Any]) -> None:
         sessions.append(_session_cost(scenario["scenario"], response, meter, session["session_id"]))
 
+    before = _kv_calls(client)
     run = replay(client, scenario, extractor, on_session=note)
+    after = _kv_calls(client)
     contexts = [p["context"] for p in run.probes]
-    return ScenarioResult(run, sessions, figures(scenario, run.stored, contexts))
+    reads, writes = run.ops.kv_reads, run.ops.kv_writes
+    if before is not None and after is not None:
+        used = {k: after.get(k, 0) - before.get(k, 0) for k in after}
+        reads = used.get("get", 0) + used.get("list", 0)
+        writes = used.get("put", 0) + used.get("delete", 0)
+    return ScenarioResult(run, sessions, figures(scenario, run.stored, contexts), reads, writes)
 
 
 def _pct(value: float | None) -> str:
@@ -193,6 +211,7 @@ COLUMNS = [
     ("unmatched", "unmatched"),
     ("ctx.in", "context_contains"),
     ("ctx.ex", "context_excludes"),
+    ("ctx.in/probe", "context_contains_probe_mean"),
     ("cand", "candidates"),
     ("rej", "rejected"),
     ("grnd.rej", "grounding_rejected"),
@@ -273,7 +292,7 @@ def main() -> None:
             r.run.scenario["scenario"],
             r.figures,
             r.sessions,
-            (r.run.ops.kv_reads, r.run.ops.kv_writes),
+            (r.kv_reads, r.kv_writes),
         )
         for r in results
     ]

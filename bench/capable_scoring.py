@@ -32,7 +32,8 @@ that text):
 - stored per real entity: stored entities / `expect_final` rows (a plain count).
 - context contains / excludes: over all probes of the scenario pooled, the share of
   `expect_context_contains` strings present in the context block (case-insensitive), and of
-  `expect_context_excludes` strings absent from it.
+  `expect_context_excludes` strings absent from it. `context_contains_probe_mean` is the
+  README's rule 5 instead: the mean over probes of each probe's share.
 """
 
 from __future__ import annotations
@@ -155,12 +156,15 @@ class Figures:
     #: Per row: name, type, attributed entity names, current (lenient), attributed current.
     detail: list[dict[str, Any]] = field(default_factory=list)
     unmatched_names: list[str] = field(default_factory=list)
+    #: Per probe with strings to contain, the share present (rule 5 of the README).
+    probe_shares: list[float] = field(default_factory=list)
 
     def add(self, other: Figures) -> None:
         for name in self.__dataclass_fields__:
             value = getattr(other, name)
             if isinstance(value, int):
                 setattr(self, name, getattr(self, name) + value)
+        self.probe_shares += other.probe_shares
 
     @staticmethod
     def share(part: int, whole: int) -> float | None:
@@ -178,6 +182,9 @@ class Figures:
             "unmatched": self.unmatched,
             "context_contains": self.share(self.ctx_present, self.ctx_expected),
             "context_excludes": self.share(self.ex_absent, self.ex_expected),
+            "context_contains_probe_mean": (
+                sum(self.probe_shares) / len(self.probe_shares) if self.probe_shares else None
+            ),
         }
 
 
@@ -219,7 +226,10 @@ def figures(scenario: dict[str, Any], stored: Sequence[Ent], contexts: Sequence[
         wanted = probe.get("expect_context_contains", [])
         stale = probe.get("expect_context_excludes", [])
         fig.ctx_expected += len(wanted)
-        fig.ctx_present += sum(s.lower() in low for s in wanted)
+        present = sum(s.lower() in low for s in wanted)
+        fig.ctx_present += present
+        if wanted:
+            fig.probe_shares.append(present / len(wanted))
         fig.ex_expected += len(stale)
         fig.ex_absent += sum(s.lower() not in low for s in stale)
     return fig

@@ -29,6 +29,7 @@ import {
   ExecutionContext,
   ScheduledController,
   compatFlags,
+  kvOperations,
   makeHostModule,
   presentEnv,
   settleAll,
@@ -427,6 +428,14 @@ async function runKvSelftest(app) {
   }
 }
 
+// The KV calls made since start, by method: what extraction jobs cost (local/runtime.mjs).
+async function handleKvOperations(app, req, res) {
+  sendJson(res, 200, { ...kvOperations });
+}
+
+// Paths the host answers itself; every other request goes to the Worker.
+const HOST_ROUTES = { "/__scheduled": handleScheduled, "/__kv-operations": handleKvOperations };
+
 async function main() {
   let app;
   try {
@@ -455,7 +464,7 @@ async function main() {
   }
 
   const server = createServer((req, res) => {
-    const route = req.url.split("?")[0] === "/__scheduled" ? handleScheduled : handleFetch;
+    const route = HOST_ROUTES[req.url.split("?")[0]] ?? handleFetch;
     route(app, req, res).catch((err) => {
       console.error(`[host] ${req.method} ${req.url}:`, err);
       if (!res.headersSent) sendJson(res, 500, { error: { code: "host_error", message: String(err) } });

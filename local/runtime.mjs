@@ -36,6 +36,21 @@ export const KvNamespace = forwardingClass("KvNamespace", [
   "delete",
   "list",
 ]);
+// Every KV call the Worker made since the host started, by method (GET /__kv-operations).
+// Extraction jobs run in the user's writer, in its alarm, outside any request, so no
+// response's X-KV-Operations header carries what they cost; a bench reads this instead.
+export const kvOperations = { get: 0, put: 0, delete: 0, list: 0 };
+for (const method of Object.keys(kvOperations)) {
+  const forward = KvNamespace.prototype[method];
+  Object.defineProperty(KvNamespace.prototype, method, {
+    value: function (...args) {
+      kvOperations[method] += 1;
+      return forward.apply(this, args);
+    },
+    writable: true,
+    configurable: true,
+  });
+}
 export const D1Database = forwardingClass("D1Database", [
   "prepare",
   "batch",
