@@ -94,8 +94,12 @@ def _assert_processed_by_the_model(
 
 def test_the_openai_extractor_stores_what_the_recorded_model_answered(host: Host) -> None:
     session = _recorded_session()
+    before = httpx.get(f"{host.base_url}/__kv-operations", timeout=30).json()
     body = _extract(host, "capable-openai", "openai", session["conversation"])
     _assert_processed_by_the_model(host, "capable-openai", body, "openai")
+    # The job's KV calls, made in the user's writer outside the request, are counted by the host.
+    after = httpx.get(f"{host.base_url}/__kv-operations", timeout=30).json()
+    assert after["put"] > before["put"]
 
 
 def test_production_s_workers_ai_path_runs_on_its_own_model_id(host: Host, meter: Meter) -> None:
