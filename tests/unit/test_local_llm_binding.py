@@ -4,26 +4,13 @@ llama-server on the other: inputs mapped, replies reshaped, never invented. Run 
 from __future__ import annotations
 
 import json
-import subprocess
-from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.unit.node_eval import node_eval
 
 
 def _node(expression: str) -> Any:
-    script = (
-        f"import * as llm from {json.dumps(str(REPO / 'local' / 'llm.mjs'))};"
-        f"process.stdout.write(JSON.stringify({expression}));"
-    )
-    done = subprocess.run(
-        ["node", "--input-type=module", "-e", script],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    )
-    return json.loads(done.stdout)
+    return node_eval("llm.mjs", "llm", expression)
 
 
 def test_workers_ai_inputs_become_a_llama_server_request() -> None:

@@ -5,27 +5,15 @@ Workers AI documents for that model, nothing is invented. Run under node."""
 from __future__ import annotations
 
 import json
-import subprocess
-from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.unit.node_eval import node_eval
+
 GLM = "@cf/zai-org/glm-4.7-flash"
 
 
 def _node(expression: str) -> Any:
-    script = (
-        f"import * as up from {json.dumps(str(REPO / 'local' / 'upstream_llm.mjs'))};"
-        f"process.stdout.write(JSON.stringify({expression}));"
-    )
-    done = subprocess.run(
-        ["node", "--input-type=module", "-e", script],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    )
-    return json.loads(done.stdout)
+    return node_eval("upstream_llm.mjs", "up", expression)
 
 
 def test_the_request_keeps_production_s_id_and_its_inputs() -> None:
