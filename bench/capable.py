@@ -12,9 +12,12 @@ limit 20). Paths (`--extractor`):
   `@cf/zai-org/glm-4.7-flash`), its binding answered by the host from the meter
   (`--text-upstream`, local/upstream_llm.mjs) in Workers AI's reply shape for that model;
 - `rules`: the rules extractor (no model).
-`--url URL` uses a host already running (started with ALLOW_CLOCK_OVERRIDE=1); nothing is
-started and tokens are what the host reports. `--judge-dir DIR` writes one JUDGE.md file per
-scenario (bench/judge_export.py); `--json FILE` every figure as JSON.
+`--model-url URL` puts another OpenAI-compatible server (relay.py for a live run; give the host
+a long timeout with `--var AI_TIMEOUT_S=2400 --var LLM_TIMEOUT_S=2400`) behind the meter
+instead of the replay; `--only SLUG` replays some scenarios. `--url URL` uses a host already
+running (started with ALLOW_CLOCK_OVERRIDE=1); nothing is started and tokens are what the host
+reports. `--judge-dir DIR` writes one JUDGE.md file per scenario (bench/judge_export.py);
+`--json FILE` every figure as JSON.
 
 Cost per session: tokens at the price of Workers AI's default model (`PRICE_*`). Model calls are
 the extraction's own count (`counts.modelCalls`). KV reads (get, list) and writes (put, delete)
@@ -112,7 +115,7 @@ def service(args: argparse.Namespace) -> Iterator[tuple[str, Meter | None]]:
         work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="capable-bench-")))
         meter = None
         if args.extractor != "rules":
-            model = stack.enter_context(start_replay(work, args.replies))
+            model = args.model_url or stack.enter_context(start_replay(work, args.replies))
             meter = stack.enter_context(Meter(model).running())
         host_args = _host_args(args.extractor, meter and meter.url, args.var)
         host = stack.enter_context(start_host(work / "state" / "v3", host_args))
@@ -274,12 +277,16 @@ def main() -> None:
     parser.add_argument("--url", help="a host already running (ALLOW_CLOCK_OVERRIDE=1)")
     parser.add_argument("--dir", type=Path, default=EVAL_DIR, help="the scenarios")
     parser.add_argument("--replies", type=Path, help="recorded replies (replay.py's default)")
+    parser.add_argument(
+        "--model-url", help="another OpenAI-compatible /v1 server instead of the replay (relay.py)"
+    )
+    parser.add_argument("--only", action="append", help="a scenario's slug (repeatable)")
     parser.add_argument("--var", action="append", default=[], help="NAME=VALUE for the host")
     parser.add_argument("--judge-dir", type=Path, help="write one JUDGE.md file per scenario")
     parser.add_argument("--json", type=Path, help="write every figure here")
     parser.add_argument("--detail", action="store_true", help="rows, attributions, unmatched")
     args = parser.parse_args()
-    scenarios = load_scenarios(args.dir)
+    scenarios = [s for s in load_scenarios(args.dir) if not args.only or s["scenario"] in args.only]
     results: list[ScenarioResult] = []
     with (
         service(args) as (base_url, meter),
