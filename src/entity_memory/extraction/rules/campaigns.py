@@ -7,7 +7,9 @@ names; with two candidates and nothing to choose between them, nothing is stored
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from entity_memory.domain.vocab import STATUSES
 from entity_memory.extraction.rules.detector import Conversation, SentenceScope
@@ -31,7 +33,7 @@ from entity_memory.extraction.rules.lexicon import (
     TRANSFER_BEFORE,
 )
 from entity_memory.extraction.rules.mentions import Mention, MentionFinder
-from entity_memory.extraction.rules.sentences import Sentence, add_sources
+from entity_memory.extraction.rules.sentences import LOOKBACK, Sentence, add_sources, ends_before
 
 
 @dataclass
@@ -44,31 +46,39 @@ class CampaignFacts:
     sources: list[Sentence] = field(default_factory=list)
 
 
-def clauses(text: str) -> list[tuple[int, int]]:
-    """Clause spans of a sentence."""
+@lru_cache(maxsize=8)
+def clauses(text: str) -> tuple[tuple[int, int], ...]:
+    """Clause spans of a sentence (every fact of a sentence asks: computed once)."""
     spans, start = [], 0
     for m in CLAUSE_SPLIT.finditer(text):
         spans.append((start, m.start()))
         start = m.end()
     spans.append((start, len(text)))
-    return spans
+    return tuple(spans)
+
+
+def clause_at(text: str, pos: int) -> tuple[int, int]:
+    """The span of the clause holding `pos`: the first whose end reaches it (by bisection:
+    every fact of a sentence asks)."""
+    spans = clauses(text)
+    return spans[min(bisect_left(spans, pos, key=lambda span: span[1]), len(spans) - 1)]
 
 
 def owner(pos: int, text: str, mentions: list[Mention]) -> str | None:
     """The campaign a fact at `pos` is about: the one its clause names, else the only one the
     sentence names; None when that is ambiguous or absent."""
     mentions = [m for m in mentions if not m.platform or m.start < pos]
-    for start, end in clauses(text):
-        if start <= pos <= end:
-            inside = {m.name for m in mentions if start <= m.start < end}
-            if len(inside) == 1:
-                return inside.pop()
-            if len(inside) > 1:
-                # Two campaigns in one clause: only a fact right after one of them is its own.
-                before = [m for m in mentions if start <= m.start < pos]
-                if before and ADJACENT_TO_NAME.match(text[before[-1].end : pos]):
-                    return before[-1].name
-                return None
+    start, end = clause_at(text, pos)
+    if start <= pos <= end:
+        inside = {m.name for m in mentions if start <= m.start < end}
+        if len(inside) == 1:
+            return inside.pop()
+        if len(inside) > 1:
+            # Two campaigns in one clause: only a fact right after one of them is its own.
+            before = [m for m in mentions if start <= m.start < pos]
+            if before and ADJACENT_TO_NAME.match(text[before[-1].end : pos]):
+                return before[-1].name
+            return None
     names = {m.name for m in mentions}
     return names.pop() if len(names) == 1 else None
 
@@ -78,11 +88,10 @@ def money_value(m: re.Match[str]) -> float:
     return value * 1000 if m.group("k") else value
 
 
-def _kpi_near(text: str, start: int) -> bool:
+def _kpi_near(text: str, start: int, strategy: list[tuple[int, int]]) -> bool:
     """A KPI just before the amount ("CPA $41"), not one inside a bid strategy's name
-    ("Manual CPC, $25/day budget")."""
+    ("Manual CPC, $25/day budget"; `strategy` holds their spans)."""
     lo = max(0, start - 25)
-    strategy = [m.span() for p, _ in STRATEGY_RES for m in p.finditer(text)]
     return any(
         not any(a <= m.start() < b for a, b in strategy)
         for p, _ in KPI_RES
@@ -93,11 +102,12 @@ def _kpi_near(text: str, start: int) -> bool:
 def budgets(text: str) -> list[tuple[int, float, str]]:
     """(position, amount, display) of each amount the sentence states as a budget."""
     out = []
+    strategy = [m.span() for p, _ in STRATEGY_RES for m in p.finditer(text)]
     for m in MONEY.finditer(text):
-        before, after = text[: m.start()], text[m.end() :]
-        if TRANSFER_BEFORE.search(before) or TRANSFER_AFTER.match(after):
+        before, after = text[max(0, m.start() - LOOKBACK) : m.start()], text[m.end() :]
+        if ends_before(TRANSFER_BEFORE, text, m.start()) or TRANSFER_AFTER.match(after):
             continue
-        if SPEND_BEFORE.search(before[-30:]) or _kpi_near(text, m.start()):
+        if SPEND_BEFORE.search(before[-30:]) or _kpi_near(text, m.start(), strategy):
             continue
         per_day = bool(PER_DAY.match(after))
         stated = BUDGET_AFTER.match(after) or BUDGET_BEFORE.search(before[-45:])
@@ -114,13 +124,13 @@ def strategies(text: str) -> list[tuple[int, str]]:
     kept: list[tuple[int, str]] = []
     for start, end in clauses(text):
         inside = [f for f in found if start <= f[0] < end]
-        cued = [f for f in inside if STRATEGY_TARGET_CUE.search(text[: f[0]])]
+        cued = [f for f in inside if ends_before(STRATEGY_TARGET_CUE, text, f[0])]
         if len(inside) == 1 and (cued or BID_WORDS.search(text[start:end]) or end - start < 40):
             kept += inside
         elif len(cued) == 1:
             kept += cued
     # "move X to A, B wastes too much": when one strategy is the destination, it alone counts.
-    cued_all = [k for k in kept if STRATEGY_TARGET_CUE.search(text[: k[0]])]
+    cued_all = [k for k in kept if ends_before(STRATEGY_TARGET_CUE, text, k[0])]
     return cued_all or kept
 
 

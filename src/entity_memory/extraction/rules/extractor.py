@@ -24,7 +24,8 @@ from entity_memory.extraction.rules import (
 from entity_memory.extraction.rules.detector import Conversation, Detector, SentenceScope
 from entity_memory.extraction.rules.lexicon import BACK_REFERENCE
 from entity_memory.extraction.rules.mentions import MentionFinder
-from entity_memory.extraction.rules.sentences import Sentence, split_turns
+from entity_memory.extraction.rules.pacing import Pacer
+from entity_memory.extraction.rules.sentences import Sentence, each_sentence
 
 MAX_PROVENANCE = 3
 
@@ -61,19 +62,17 @@ def _add(found: dict[str, dict[str, Any]], detector: Detector[Any], facts: list[
             table[key] = fact
 
 
-#: Sentences between two yields to the event loop: a long conversation must not hold the
-#: isolate (every other request on it waits) for seconds at a time.
-SENTENCES_PER_YIELD = 50
-
-
 def _detect(
     messages: list[Message], finder: MentionFinder, found: dict[str, dict[str, Any]]
-) -> Iterator[None]:
-    """Fill `found` with every fact of the conversation, yielding after each sentence."""
-    sentences = split_turns(messages)
+) -> Iterator[int]:
+    """Fill `found` with every fact of the conversation, yielding after each step of work the
+    characters it examined: one sentence (at most MAX_SENTENCE), then each detector's pass
+    over the whole conversation."""
+    sentences: list[Sentence] = []
     context: tuple[int, str] | None = None
     named: set[str] = set()  # the campaigns named so far
-    for s in sentences:
+    for s in each_sentence(messages):
+        sentences.append(s)
         mentions = finder.find(s.text)
         named.update(m.name for m in mentions if not m.platform)
         turn_campaign = context[1] if context and context[0] == s.turn else None
@@ -87,10 +86,11 @@ def _detect(
             _add(found, detector, detector.in_sentence(scope))
         if mentions:
             context = (s.turn, mentions[-1].name)
-        yield
+        yield len(s.text)
     conversation = Conversation(messages, sentences, finder)
     for detector in DETECTORS:
         _add(found, detector, detector.in_conversation(conversation))
+        yield 0
 
 
 def detect_all(messages: list[Message], finder: MentionFinder) -> dict[str, dict[str, Any]]:
@@ -102,13 +102,15 @@ def detect_all(messages: list[Message], finder: MentionFinder) -> dict[str, dict
 
 
 async def detect_all_cooperatively(
-    messages: list[Message], finder: MentionFinder
+    messages: list[Message], finder: MentionFinder, pacer: Pacer | None = None
 ) -> dict[str, dict[str, Any]]:
-    """`detect_all`, giving other requests a turn every SENTENCES_PER_YIELD sentences."""
+    """`detect_all`, giving other requests a turn whenever `pacer` says one is due."""
+    pacer = pacer or Pacer()
     found: dict[str, dict[str, Any]] = {t: {} for t in TYPES}
-    for i, _ in enumerate(_detect(messages, finder, found), start=1):
-        if i % SENTENCES_PER_YIELD == 0:
+    for chars in _detect(messages, finder, found):
+        if pacer.due(chars):
             await asyncio.sleep(0)
+            pacer.restart()
     return found
 
 

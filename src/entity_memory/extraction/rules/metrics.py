@@ -15,11 +15,10 @@ from dataclasses import dataclass, field
 from entity_memory.domain.amounts import CURRENCY_CODES
 from entity_memory.domain.vocab import CHANNEL_TERMS
 from entity_memory.extraction.base import Message
-from entity_memory.extraction.rules.campaigns import owner
+from entity_memory.extraction.rules.campaigns import clause_at, owner
 from entity_memory.extraction.rules.detector import Conversation, SentenceScope
 from entity_memory.extraction.rules.lexicon import (
     CAMPAIGN_LEAD_IN,
-    CLAUSE_SPLIT,
     COMPARATOR_BEFORE,
     FROM_BEFORE,
     KPI_LINK,
@@ -44,7 +43,7 @@ from entity_memory.extraction.rules.lexicon import (
     VALUE_AT_END,
 )
 from entity_memory.extraction.rules.mentions import Mention, MentionFinder, first_part
-from entity_memory.extraction.rules.sentences import Sentence, add_sources
+from entity_memory.extraction.rules.sentences import Sentence, add_sources, ends_before
 from entity_memory.extraction.rules.tables import table_readings
 
 _UNITS = {**CURRENCY_CODES, "%": "%", "percent": "%", "x": "x"}
@@ -82,10 +81,10 @@ def _unit(m: re.Match[str]) -> str | None:
 
 
 def _is_target(text: str, m: re.Match[str]) -> bool:
-    before, after = text[: m.start()], text[m.end() :]
-    if TARGET_AFTER.match(after):
+    if TARGET_AFTER.match(text[m.end() :]):
         return True
-    return bool(TARGET_BEFORE.search(before[-30:]) and TARGET_PREP.search(before))
+    before = text[max(0, m.start() - 30) : m.start()]
+    return bool(TARGET_BEFORE.search(before) and ends_before(TARGET_PREP, text, m.start()))
 
 
 def _without_mentions(text: str, start: int, end: int, mentions: list[Mention]) -> str:
@@ -112,7 +111,7 @@ def _kpis(text: str) -> list[tuple[int, int, str]]:
     for pattern, name in KPI_RES:
         for m in pattern.finditer(text):
             inside = any(a <= m.start() < b for a, b in strategy_spans)
-            if not inside and not STRATEGY_PREFIX.search(text[: m.start()]):
+            if not inside and not ends_before(STRATEGY_PREFIX, text, m.start()):
                 # One name for one KPI however it was said: "conversion rates" is the rate.
                 written = PLURAL_RATES.sub("rate", m.group(0).lower())
                 found.append((m.start(), m.end(), written if " " in written else name))
@@ -146,7 +145,7 @@ def _strategy_targets(
             campaign = owner(m.start(), text, mentions) if mentions else context
             link = STRATEGY_LINK.match(text, m.end())
             after = VALUE.match(text, link.end() if link else m.end())
-            before = VALUE_AT_END.search(text[: m.start()])
+            before = ends_before(VALUE_AT_END, text, m.start())
             if NOT_A_TARGET_AFTER.match(text[m.end() :]):
                 before = None  # "$500 Target CPA spend": what the strategy spent
             amount = next((v for v in (after, before) if _money_target(text, v)), None)
@@ -161,9 +160,8 @@ def _strategy_targets(
 def _clause_of(text: str, at: int) -> str:
     """The clause of `text` around position `at` ("tCPA is now $44, no change to the
     budget": the "no" is the budget's)."""
-    starts = [m.end() for m in CLAUSE_SPLIT.finditer(text, 0, at)]
-    end = CLAUSE_SPLIT.search(text, at)
-    return text[starts[-1] if starts else 0 : end.start() if end else len(text)]
+    start, end = clause_at(text, at)
+    return text[start:end]
 
 
 def _money_target(text: str, amount: re.Match[str] | None) -> bool:
@@ -198,7 +196,7 @@ def detect(
         stop = kpis[i + 1][0] if i + 1 < len(kpis) else len(text)
         campaign = owner(start, text, mentions) if mentions else context
         reading = Reading(kpi, campaign, sources=[sentence])
-        before = VALUE_AT_END.search(text[:start])
+        before = ends_before(VALUE_AT_END, text, start)
         candidates = _values_after(text, end, stop)
         first = candidates[0] if candidates else None
         gap = _without_mentions(text, end, first.start(), mentions) if first else ""
@@ -213,7 +211,7 @@ def detect(
             reading.target, reading.target_text = _number(first), first.group(0).strip()
             candidates = candidates[1:]
         elif first and KPI_LINK.match(gap) and not _is_target(text, first):
-            if not COMPARATOR_BEFORE.search(text[: first.start()]):
+            if not ends_before(COMPARATOR_BEFORE, text, first.start()):
                 reading.value, reading.value_text, reading.unit = (
                     _number(first),
                     first.group(0).strip(),

@@ -17,7 +17,7 @@ from entity_memory.extraction.rules.lexicon import (
     STATE_CHANGE_VERBS,
     VAGUE,
 )
-from entity_memory.extraction.rules.lexicon.shapes import PHRASE_WORD
+from entity_memory.extraction.rules.lexicon.shapes import MARKUP, PHRASE_WORD
 
 MAX_NAME_WORDS = 6
 
@@ -32,7 +32,7 @@ def _bare(word: str) -> str:
 
 def well_formed(name: str) -> bool:
     """True for a name a person would write: 1-8 words, no clause verb, not ending on a
-    function word, balanced quotes and brackets, no dangling punctuation."""
+    function word, balanced quotes and brackets, no markup, no dangling punctuation."""
     ws = [_bare(w) for w in name.split()]
     if not ws or len(ws) > 8 or not any(ch.isalnum() for ch in name):
         return False
@@ -40,7 +40,7 @@ def well_formed(name: str) -> bool:
         return False
     if any(w in NAME_VERBS for w in ws):
         return False
-    if name.count("(") != name.count(")") or name.count('"') % 2:
+    if name.count("(") != name.count(")") or name.count('"') % 2 or MARKUP.search(name):
         return False
     return not name.rstrip().endswith(("-", ",", ":", ";", "/", "&"))
 

@@ -18,7 +18,7 @@ from entity_memory.extraction.rules.lexicon import (
 )
 from entity_memory.extraction.rules.mentions import MentionFinder
 from entity_memory.extraction.rules.names import noun_phrase
-from entity_memory.extraction.rules.sentences import Sentence, add_sources
+from entity_memory.extraction.rules.sentences import Sentence, add_sources, ends_before
 
 
 @dataclass
@@ -37,7 +37,7 @@ def detect(sentence: Sentence, finder: MentionFinder) -> PainPoint | None:
     cue = COMPLAINT_CUE.search(text)
     if cue is None:
         return _named_problem(sentence, finder)
-    if COMPLAINT_NEGATED.search(text[: cue.start()]):
+    if ends_before(COMPLAINT_NEGATED, text, cue.start()):
         return None  # "I'm not worried about the CPC increase"
     for pattern in COMPLAINT_OBJECTS:
         m = pattern.search(text)

@@ -3,6 +3,8 @@ say this?" and "what came right before?" without re-reading the conversation."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from entity_memory.extraction.base import Message
@@ -16,9 +18,18 @@ from entity_memory.extraction.rules.lexicon.shapes import (
 )
 
 MAX_EXCERPT = 200
+#: How far before a KPI, an amount or a strategy the rules look for the words that qualify it
+#: ("target", "under", "$42", "switch to"): those cues are a few words long, and a bounded look
+#: keeps one sentence's work linear in its length (a sentence of KPI words took quadratic time).
+LOOKBACK = 60
 #: Longer "sentences" are pasted data (logs, tables without pipes), not statements; skipping
 #: them also bounds the work per sentence.
 MAX_SENTENCE = 1000
+
+
+def ends_before(pattern: re.Pattern[str], text: str, at: int) -> re.Match[str] | None:
+    """`pattern` (anchored at its end, `$`) found ending at `at`, within LOOKBACK of it."""
+    return pattern.search(text, max(0, at - LOOKBACK), at)
 
 
 @dataclass(frozen=True)
@@ -58,9 +69,9 @@ def _sentences(line: str) -> list[str]:
     return out
 
 
-def split_turns(messages: list[Message]) -> list[Sentence]:
-    """Every sentence of every user and assistant turn, in order."""
-    sentences: list[Sentence] = []
+def each_sentence(messages: list[Message]) -> Iterator[Sentence]:
+    """Every sentence of every user and assistant turn, in order, one line at a time (a
+    reader of a long conversation starts on its first sentence, not after splitting all)."""
     for turn, message in enumerate(messages):
         if message.role not in ("user", "assistant"):
             continue
@@ -68,9 +79,13 @@ def split_turns(messages: list[Message]) -> list[Sentence]:
         for line in _lines(message.content):
             for text in _sentences(line):
                 if 3 <= len(text) <= MAX_SENTENCE:
-                    sentences.append(Sentence(text, message.role, turn, position))
+                    yield Sentence(text, message.role, turn, position)
                     position += 1
-    return sentences
+
+
+def split_turns(messages: list[Message]) -> list[Sentence]:
+    """Every sentence of every user and assistant turn, in order."""
+    return list(each_sentence(messages))
 
 
 #: Sources a fact keeps: the first statement and the latest ones (enough for provenance,

@@ -17,3 +17,5 @@ WORD_SPAN = re.compile(r"\w+")
 NAME_PARTS = re.compile(r"\s+[-\u2013|:]\s+")
 #: A markdown table's separator row ("|---|:---:|").
 TABLE_SEPARATOR = re.compile(r"^\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")
+#: Markup ("<img src=x>", "</b>"): a name never holds it.
+MARKUP = re.compile(r"[<>]")
