@@ -198,6 +198,17 @@ def evaluate(run: ScenarioRun) -> dict[str, Any]:
     }
 
 
+def write_stored(folder: Path, run: ScenarioRun, extractor: str) -> Path:
+    """The scenario's final memory (every stored entity as exported, provenance included),
+    for a judge reading it by meaning (shared/eval/capable-model/JUDGE.md) or a diff."""
+    folder.mkdir(parents=True, exist_ok=True)
+    name = run.scenario.get("scenario") or run.scenario["user_id"]
+    path = folder / f"{name}.json"
+    doc = {"scenario": name, "extractor": extractor, "entities": run.stored}
+    path.write_text(json.dumps(doc, ensure_ascii=False, indent=1))
+    return path
+
+
 def load_scenarios(directory: Path = EVAL_DIR) -> list[dict[str, Any]]:
     return [json.loads(p.read_text()) for p in sorted(directory.glob("*.json"))]
 
@@ -363,6 +374,9 @@ def main() -> None:
     parser.add_argument("--llm-context-tokens", help="in process: the model's context window")
     parser.add_argument("--llm-max-tokens", help="in process: output tokens per call")
     parser.add_argument("--llm-temperature", help="in process: omit for reasoning models")
+    parser.add_argument(
+        "--stored-dir", type=Path, help="write each scenario's final stored entities as JSON"
+    )
     args = parser.parse_args()
     llm_vars = {
         name: value
@@ -383,6 +397,10 @@ def main() -> None:
     runs = [replay(client, sc, args.extractor) for sc in load_scenarios(args.dir)]
     rows = [evaluate(run) for run in runs]
     print_table([*rows, overall(rows)])
+    if args.stored_dir:
+        for run in runs:
+            write_stored(args.stored_dir, run, args.extractor)
+        print(f"\nfinal stored entities: {args.stored_dir}/<scenario>.json")
     degraded = [r for run in runs for r in run.responses if r.get("degraded")]
     if degraded:
         print(f"\n{len(degraded)} session(s) degraded (LLM failed, pending):")

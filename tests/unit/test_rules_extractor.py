@@ -73,10 +73,11 @@ def test_what_we_want_it_under_is_the_target_not_the_value() -> None:
     assert (metric["metadata"]["value"], metric["metadata"]["target"]) == (36, 30)
 
 
-def test_moving_money_stores_the_budget_it_ends_at() -> None:
+def test_money_moved_between_ad_platforms_makes_no_campaign() -> None:
+    """Issue 37: "Google" and "Meta" are ad platforms, never campaigns (this test asserted
+    a campaign "Meta" at $70 before)."""
     cands = run(user("Move $50 from Google to Meta, so Meta goes to $70"))
-    budgets = {c["name"]: c["metadata"].get("budget") for c in of(cands, "campaign")}
-    assert budgets == {"Meta": 70}
+    assert of(cands, "campaign") == []
 
 
 def test_a_budget_stated_after_the_campaign_name() -> None:

@@ -12,18 +12,26 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from entity_memory.domain.vocab import STATUSES
-from entity_memory.extraction.rules.detector import Conversation, SentenceScope
+from entity_memory.extraction.rules.detector import Conversation, SentenceScope, as_found
 from entity_memory.extraction.rules.lexicon import (
+    ACCOUNT_WIDE,
     ADJACENT_TO_NAME,
     BID_WORDS,
     BUDGET_AFTER,
     BUDGET_BEFORE,
     CLAUSE_SPLIT,
+    CONTRAST,
+    FUNCTION_WORDS,
+    HYPOTHETICAL,
     KPI_RES,
+    LEADING_WORDS,
     MONEY,
     NOT_A_STATEMENT,
+    OPENING_LABEL,
     PER_DAY,
     PROPOSAL_CUE,
+    REPORTED_STATUS,
+    REPORTED_STATUSES,
     RESULTING_AMOUNT,
     SPEND_BEFORE,
     STATUS_RE,
@@ -31,8 +39,10 @@ from entity_memory.extraction.rules.lexicon import (
     STRATEGY_TARGET_CUE,
     TRANSFER_AFTER,
     TRANSFER_BEFORE,
+    TURNED_DOWN,
 )
 from entity_memory.extraction.rules.mentions import Mention, MentionFinder
+from entity_memory.extraction.rules.names import words
 from entity_memory.extraction.rules.sentences import LOOKBACK, Sentence, add_sources, ends_before
 
 
@@ -44,6 +54,9 @@ class CampaignFacts:
     strategy: str | None = None
     status: str | None = None
     sources: list[Sentence] = field(default_factory=list)
+    #: The sentences whose subject it is (named first, the only campaign they name): what
+    #: may describe it. A passing mention may be about something else.
+    about: list[Sentence] = field(default_factory=list)
 
 
 @lru_cache(maxsize=8)
@@ -66,7 +79,8 @@ def clause_at(text: str, pos: int) -> tuple[int, int]:
 
 def owner(pos: int, text: str, mentions: list[Mention]) -> str | None:
     """The campaign a fact at `pos` is about: the one its clause names, else the only one the
-    sentence names; None when that is ambiguous or absent."""
+    sentence names, unless the fact's clause speaks of the whole account ("overall") or turns
+    away from that campaign ("X is fine, but CPA is $48"); None when ambiguous or absent."""
     mentions = [m for m in mentions if not m.platform or m.start < pos]
     start, end = clause_at(text, pos)
     if start <= pos <= end:
@@ -79,8 +93,22 @@ def owner(pos: int, text: str, mentions: list[Mention]) -> str | None:
             if before and ADJACENT_TO_NAME.match(text[before[-1].end : pos]):
                 return before[-1].name
             return None
+        if ACCOUNT_WIDE.search(text, start, end):
+            return None
     names = {m.name for m in mentions}
-    return names.pop() if len(names) == 1 else None
+    if len(names) != 1:
+        return None
+    (mention, *_) = mentions
+    lo, hi = sorted((mention.end, pos))
+    return None if CONTRAST.search(text, lo, hi) else names.pop()
+
+
+def in_force(text: str, pos: int) -> bool:
+    """A setting at `pos` is stated as in force: its clause does not suppose, weigh or refuse
+    it ("would", "if", "we considered", "don't"), and the sentence does not turn it down
+    ("..., and decided against it")."""
+    start, end = clause_at(text, pos)
+    return not (HYPOTHETICAL.search(text, start, end) or TURNED_DOWN.search(text))
 
 
 def money_value(m: re.Match[str]) -> float:
@@ -145,25 +173,36 @@ def detect(sentence: Sentence, finder: MentionFinder) -> list[CampaignFacts]:
     if not mentions:
         return []
     facts: dict[str, CampaignFacts] = {}
+    platforms = {m.name for m in mentions if m.platform}
 
     def get(name: str) -> CampaignFacts:
         return facts.setdefault(name, CampaignFacts(name, sources=[sentence]))
 
-    for pos, amount, shown in budgets(text):
+    def campaign_at(pos: int) -> str | None:
+        """The campaign a setting at `pos` is stated of: never an ad platform, never in a
+        clause that supposes, weighs or refuses it."""
         name = owner(pos, text, mentions)
-        if name:
+        if name in platforms or not in_force(text, pos):
+            return None
+        return name
+
+    for pos, amount, shown in budgets(text):
+        if name := campaign_at(pos):
             get(name).budget, get(name).budget_text = amount, shown
     for pos, strategy in strategies(text):
-        name = owner(pos, text, mentions)
-        if name:
+        if name := campaign_at(pos):
             get(name).strategy = strategy
     for m in STATUS_RE.finditer(text):
-        name = owner(m.start("status"), text, mentions)
-        if name:
+        if name := campaign_at(m.start("status")):
             get(name).status = STATUSES[m.group("status").lower()]
+    if (done := REPORTED_STATUS.match(text)) and (name := _named_at(text, done.end(), mentions)):
+        get(name).status = REPORTED_STATUSES[done.group("verb").lower()]
+    campaigns = {m.name for m in mentions if not m.platform}
     for mention in mentions:  # a campaign named with nothing stated is still mentioned
         if not mention.platform:
             get(mention.name)
+    if len(campaigns) == 1 and mentions and _leads(text[: mentions[0].start]):
+        get(campaigns.pop()).about = [sentence]
     return list(facts.values())
 
 
@@ -173,10 +212,12 @@ def merge(into: CampaignFacts, new: CampaignFacts) -> None:
         if getattr(new, attr) is not None:
             setattr(into, attr, getattr(new, attr))
     into.sources = add_sources(into.sources, new.sources)
+    into.about = new.about or into.about
 
 
 def summary(facts: CampaignFacts) -> str:
-    """Its fields, or where nothing was stated, the sentence that mentions it."""
+    """Its fields, or where nothing was stated, the latest sentence about it; failing that,
+    the one that introduced it ("" for a campaign the user has: its description stands)."""
     parts = []
     if facts.strategy:
         parts.append(f"strategy {facts.strategy}")
@@ -185,13 +226,34 @@ def summary(facts: CampaignFacts) -> str:
     if facts.status:
         parts.append(f"status {facts.status}")
     if not parts:
-        excerpt = facts.sources[-1].excerpt
+        excerpt = (facts.about or facts.sources)[-1 if facts.about else 0].excerpt
         return (
             excerpt
             if excerpt.lower().startswith(facts.name.lower())
             else f"{facts.name}: {excerpt}"
         )
     return f"{facts.name}: " + ", ".join(parts) + "."
+
+
+def _named_at(text: str, pos: int, mentions: list[Mention]) -> str | None:
+    """The campaign named right at `pos` ("the X campaign"), if one (never an ad platform)."""
+    after = (m for m in mentions if m.start >= pos and not m.platform)
+    first = next(after, None)
+    return first.name if first and _leads(text[pos : first.start]) else None
+
+
+def _leads(before: str) -> bool:
+    """A name after these words is what the sentence is about: determiners and the like
+    ("Also, the X campaign ..."), after a report's label and its verb ("Done: paused X")."""
+    ws = words(OPENING_LABEL.sub("", before))
+    if ws and (REPORTED_STATUS.match(before) or ws[0].lower().endswith("ed")):
+        ws = ws[1:]
+    return all(w.lower() in LEADING_WORDS or w.lower() in FUNCTION_WORDS for w in ws)
+
+
+def described(facts: CampaignFacts) -> bool:
+    """The session states something of it: a field, or a sentence whose subject it is."""
+    return bool(facts.about or metadata(facts))
 
 
 def metadata(facts: CampaignFacts) -> dict[str, object]:
@@ -216,6 +278,7 @@ class CampaignDetector:
     def in_conversation(self, conversation: Conversation) -> list[CampaignFacts]:
         return []
 
+    settle = staticmethod(as_found)
     merge = staticmethod(merge)
     summary = staticmethod(summary)
     metadata = staticmethod(metadata)

@@ -5,10 +5,15 @@ acceptance, is the decision; a proposal nobody accepted is not one."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from itertools import pairwise
+from itertools import pairwise, takewhile
 
 from entity_memory.extraction.rules.campaigns import clauses
-from entity_memory.extraction.rules.detector import Conversation, SentenceScope, latest_wins
+from entity_memory.extraction.rules.detector import (
+    Conversation,
+    SentenceScope,
+    as_found,
+    latest_wins,
+)
 from entity_memory.extraction.rules.lexicon import (
     ACCEPTANCE,
     ACTION_VERBS,
@@ -19,12 +24,16 @@ from entity_memory.extraction.rules.lexicon import (
     IMPERATIVE,
     IRREGULAR_PAST,
     LIST_GOES_ON,
+    MONEY,
     NOT_A_CHANGE,
     NOT_A_STATEMENT,
     PROPOSAL_CUE,
     REASON,
+    RESERVATION,
     SAID_WHO,
+    TOPIC_CHANGE,
     VERB_IT,
+    WORKING_TOPIC,
 )
 from entity_memory.extraction.rules.mentions import MentionFinder
 from entity_memory.extraction.rules.names import action_phrase, words
@@ -62,6 +71,13 @@ def _action(rest: str) -> str | None:
     return first_clause
 
 
+def _about_working(action: str, finder: MentionFinder) -> bool:
+    """An action on how the user works with the assistant ("move the weekly report to
+    Thursdays"): a preference revised, not a change to the account (unless a campaign or an
+    amount is in it)."""
+    return bool(WORKING_TOPIC.search(action)) and not (finder.find(action) or MONEY.search(action))
+
+
 def _decision(
     sentence: Sentence,
     rest: str,
@@ -72,7 +88,7 @@ def _decision(
     """`about` is the one campaign the turn was about, standing in for "it" ("lower it to
     $25/day")."""
     action = _action(rest)
-    if action is None:
+    if action is None or _about_working(action, finder):
         return None
     if about and VERB_IT.match(action):
         action = VERB_IT.sub(lambda m: f"{m.group(1)} {about}", action, count=1)
@@ -81,7 +97,8 @@ def _decision(
         return None
     name = ARTICLE.sub(" ", name)
     reason = REASON.search(sentence.text)
-    campaigns = sorted({m.name for m in finder.find(action)} | ({about} if about else set()))
+    mentions = finder.find(action)
+    campaigns = sorted({m.name for m in mentions if not m.platform} | ({about} if about else set()))
     why = reason.group("why").strip().rstrip(".") if reason else ""
     return Decision(name, action, why, campaigns, accepted, [sentence])
 
@@ -127,6 +144,13 @@ def reported(sentence: Sentence, finder: MentionFinder) -> Decision | None:
     return _decision(sentence, f"{base}{m.group('rest')}", finder, True)
 
 
+def _answering(reply: list[Sentence]) -> str:
+    """The part of a reply that answers: its sentences up to one that turns to another
+    topic ("By the way, ...")."""
+    kept = takewhile(lambda s: not TOPIC_CHANGE.match(s.text), reply)
+    return " ".join(s.text for s in kept)
+
+
 def accepted(sentences: list[Sentence], finder: MentionFinder) -> list[Decision]:
     """Proposals of an assistant turn that the next user turn accepted (the last proposal of
     the turn: the one the user was answering)."""
@@ -139,7 +163,8 @@ def accepted(sentences: list[Sentence], finder: MentionFinder) -> list[Decision]
         said, reply = by_turn[this], by_turn[nxt]
         if said[0].role != "assistant" or reply[0].role != "user":
             continue
-        if not ACCEPTANCE.match(" ".join(s.text for s in reply)):
+        answer = " ".join(s.text for s in reply)
+        if not ACCEPTANCE.match(answer) or RESERVATION.search(_answering(reply)):
             continue
         campaigns = {m.name for s in said for m in finder.find(s.text) if not m.platform}
         about = campaigns.pop() if len(campaigns) == 1 else None
@@ -183,6 +208,7 @@ class DecisionDetector:
     def in_conversation(self, conversation: Conversation) -> list[Decision]:
         return accepted(conversation.sentences, conversation.finder)
 
+    settle = staticmethod(as_found)
     merge = staticmethod(latest_wins)
     summary = staticmethod(summary)
     metadata = staticmethod(metadata)

@@ -64,6 +64,11 @@ class Detector(Protocol[F]):
         """The facts only the whole conversation states (after every sentence was read)."""
         ...
 
+    def settle(self, facts: dict[str, F]) -> dict[str, F]:
+        """The session's facts by name, once all are read: a later statement that revises an
+        earlier one under another name ("Fridays instead") is folded into it."""
+        ...
+
     def merge(self, into: F, new: F) -> None:
         """Fold a later statement of the same fact (same type, same name) into `into`."""
         ...
@@ -75,6 +80,11 @@ class Detector(Protocol[F]):
     def metadata(self, fact: F) -> dict[str, object]:
         """The stored entity's typed fields."""
         ...
+
+
+def as_found(facts: dict[str, F]) -> dict[str, F]:
+    """`settle` for a type whose facts a later statement never renames."""
+    return facts
 
 
 def latest_wins(into: F, new: F) -> None:

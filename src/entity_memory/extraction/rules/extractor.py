@@ -90,6 +90,7 @@ def _detect(
     conversation = Conversation(messages, sentences, finder)
     for detector in DETECTORS:
         _add(found, detector, detector.in_conversation(conversation))
+        found[detector.entity_type] = detector.settle(found[detector.entity_type])
         yield 0
 
 
@@ -172,10 +173,15 @@ def to_candidates(
             if stored is None and entity_type == "preference":
                 stored = preferences.revises(fact, known)
             name = stored or (short[0] if short else fact.name)
+            content = summary(fact)
+            if stored is not None and entity_type == "campaign" and not campaigns.described(fact):
+                # A campaign the user has, only mentioned in passing: its stored description
+                # stands (a sent content replaces it; the sentence is about something else).
+                content = ""
             candidate: dict[str, Any] = {
                 "type": entity_type,
                 "name": name,
-                "content": summary(fact),
+                "content": content,
                 "importance": importance(entity_type, fact),
                 # `source` becomes the stored provenance (the pipeline adds session, date and
                 # extractor); the metadata copy also says who said each sentence.

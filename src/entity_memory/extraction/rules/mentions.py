@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from entity_memory.domain.text import normalize_name
-from entity_memory.domain.vocab import CHANNEL_TERMS
+from entity_memory.domain.vocab import CHANNEL_TERMS, PLATFORMS
 from entity_memory.extraction.base import KnownEntity
 from entity_memory.extraction.rules.lexicon import (
     ACTION_VERBS,
@@ -15,11 +15,15 @@ from entity_memory.extraction.rules.lexicon import (
     CAMPAIGN_QUOTED,
     CAMPAIGN_SUFFIXED,
     DASHED_NAME,
+    DATE_NUMBER,
+    DATE_WORDS,
     FACT_AFTER_LABEL,
     FUNCTION_WORDS,
     LABELLED_LINE,
+    LEADING_WORDS,
     NOT_NAME_ENDS,
     NOT_NAME_STARTS,
+    PLATFORM_PRODUCT_WORDS,
     PLATFORM_RE,
     PROPER_BEFORE_KPI,
 )
@@ -44,12 +48,41 @@ def _verb_like(word: str) -> bool:
     return w in ACTION_VERBS or w.endswith(("ed", "ing")) or w.removesuffix("s") in ACTION_VERBS
 
 
-def _clean(name: str, sentence_start: bool = False) -> str | None:
+def _a_date(ws: list[str]) -> bool:
+    """Words that only say when ("Mar 3 - Mar 16", "Oct 2nd"): a period, not a name."""
+    bare = [w.lower().strip(".,:;") for w in ws if w not in ("-", "\u2013", "|")]
+    dated = [w for w in bare if w in DATE_WORDS or DATE_NUMBER.match(w)]
+    return len(dated) == len(bare) and any(w in DATE_WORDS for w in bare)
+
+
+def _shouted(ws: list[str]) -> bool:
+    """Several words in capitals ("15% OFF YOUR FIRST CLASS"): ad copy or emphasis. People
+    write a campaign's name in title case; only "Campaign X", "X campaign" or a quoted name
+    makes capitals a name."""
+    return len(ws) > 1 and all(w.isupper() for w in ws if any(c.isalpha() for c in w))
+
+
+def names_a_platform(name: str) -> bool:
+    """ "Google", "Meta Ads", "TikTok campaign", "Bing Shopping": an ad platform (with its
+    product or channel words), never a campaign."""
+    ws = [w.lower() for w in name.split()]
+    return any(w in PLATFORM_WORDS for w in ws) and all(
+        w in PLATFORM_WORDS or w in PLATFORM_PRODUCT_WORDS or w in CHANNEL_TERMS for w in ws
+    )
+
+
+def _clean(name: str, sentence_start: bool = False, inferred: bool = False) -> str | None:
     """The name without KPI words after it or function words before it; at the start of a
-    sentence, where every word is capitalised, without a leading verb ("Launched X - Y")."""
+    sentence, where every word is capitalised, without a leading verb ("Launched X - Y") or
+    adverb ("Still Manual CPC"). Never a date; never capitals where the name is `inferred`
+    (from its place before a KPI, a dash or a colon, not from the word campaign)."""
     ws = name.replace("\u2019", "'").strip(" .'\"").split()
     if sentence_start and len(ws) > 1 and _verb_like(ws[0]):
         ws = ws[1:]
+    while sentence_start and len(ws) > 1 and ws[0].lower() in LEADING_WORDS:
+        ws = ws[1:]
+    if _a_date(ws) or (inferred and _shouted(ws)):
+        return None
     while ws and ws[-1].lower().removesuffix("'s") in NOT_NAME_ENDS:
         ws = ws[:-1]
     while ws and ws[0].lower() in FUNCTION_WORDS:
@@ -62,6 +95,8 @@ def _clean(name: str, sentence_start: bool = False) -> str | None:
     return name if well_formed(name) else None
 
 
+#: An ad platform's name, in lower case.
+PLATFORM_WORDS = frozenset(p.lower() for p in PLATFORMS)
 #: Longest stored name, in words, looked up as a phrase of the sentence.
 MAX_KNOWN_WORDS = 8
 
@@ -155,8 +190,16 @@ class MentionFinder:
         return self._last[1]
 
     def _find(self, text: str) -> list[Mention]:
+        """The user's campaigns, then names read from the sentence (one that names an ad
+        platform is the platform's mention)."""
+        found = [
+            Mention(m.name, m.start, m.end, platform=True) if names_a_platform(m.name) else m
+            for m in self._read_names(text)
+        ]
+        return _without_overlaps(_known_mentions(text, self._known, self._parts) + found)
+
+    def _read_names(self, text: str) -> list[Mention]:
         found: list[Mention] = []
-        found += _known_mentions(text, self._known, self._parts)
         for m in CAMPAIGN_PREFIXED.finditer(text):
             name = _clean(m.group(0))
             if name and len(name.split()) > 1:
@@ -170,22 +213,22 @@ class MentionFinder:
             if name:
                 found.append(Mention(self.canonical(name), m.start(), m.end()))
         for m in PROPER_BEFORE_KPI.finditer(text):
-            name = _clean(m.group("name"), m.start() == 0)
+            name = _clean(m.group("name"), m.start() == 0, inferred=True)
             if name and self._distinctive(name, m.start("name"), text):
                 found.append(Mention(self.canonical(name), m.start(), m.end("name")))
         label = LABELLED_LINE.match(text)
         if label and FACT_AFTER_LABEL.search(label.group("rest")[:60]):
-            name = _clean(label.group("name"), True)
+            name = _clean(label.group("name"), True, inferred=True)
             if name and (len(name.split()) > 1 or "-" in name):
                 found.append(Mention(self.canonical(name), 0, label.end("name")))
         for m in DASHED_NAME.finditer(text):
-            name = _clean(m.group("name"), m.start() == 0)
+            name = _clean(m.group("name"), m.start() == 0, inferred=True)
             if name:
                 found.append(Mention(self.canonical(name), m.start(), m.end()))
         for m in PLATFORM_RE.finditer(text):
             if not text.startswith(("'s", "\u2019s"), m.end()):
                 found.append(Mention(m.group("name"), m.start(), m.end(), platform=True))
-        return _without_overlaps(found)
+        return found
 
     @staticmethod
     def _distinctive(name: str, start: int, text: str) -> bool:

@@ -16,7 +16,7 @@ from entity_memory.domain.amounts import CURRENCY_CODES
 from entity_memory.domain.vocab import CHANNEL_TERMS
 from entity_memory.extraction.base import Message
 from entity_memory.extraction.rules.campaigns import clause_at, owner
-from entity_memory.extraction.rules.detector import Conversation, SentenceScope
+from entity_memory.extraction.rules.detector import Conversation, SentenceScope, as_found
 from entity_memory.extraction.rules.lexicon import (
     CAMPAIGN_LEAD_IN,
     COMPARATOR_BEFORE,
@@ -218,6 +218,9 @@ def detect(
                     _unit(first),
                 )
             candidates = candidates[1:]
+        elif before and _explicit(before) and TARGET_AFTER.match(text[end:]):
+            # "a 90% impression share target": the figure before the KPI is its goal
+            reading.target, reading.target_text = _number(before), before.group(0).strip()
         elif before and _explicit(before) and not _is_target(text, before):
             reading.value, reading.value_text = _number(before), before.group(0).strip()
             reading.unit = _unit(before)
@@ -345,6 +348,7 @@ class MetricDetector:
     def in_conversation(self, conversation: Conversation) -> list[Reading]:
         return from_tables(conversation.messages, conversation.finder)
 
+    settle = staticmethod(as_found)
     merge = staticmethod(merge)
     summary = staticmethod(summary)
     metadata = staticmethod(metadata)

@@ -6,18 +6,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from entity_memory.extraction.rules.detector import Conversation, SentenceScope
+from entity_memory.extraction.rules.detector import Conversation, SentenceScope, as_found
 from entity_memory.extraction.rules.lexicon import (
     BAD_THING,
     COMPLAINT_CUE,
     COMPLAINT_NEGATED,
     COMPLAINT_OBJECTS,
+    FUNCTION_WORDS,
+    LEADING_WORDS,
     NOT_A_STATEMENT,
     PROBLEM_NOUN,
+    QUALIFIER,
     SEVERE,
 )
 from entity_memory.extraction.rules.mentions import MentionFinder
-from entity_memory.extraction.rules.names import noun_phrase
+from entity_memory.extraction.rules.names import noun_phrase, words
 from entity_memory.extraction.rules.sentences import Sentence, add_sources, ends_before
 
 
@@ -46,9 +49,23 @@ def detect(sentence: Sentence, finder: MentionFinder) -> PainPoint | None:
         about = m.group(1).split(",") if m else []
         about_text = about[-1] if m and m.start(1) == 0 else (about[0] if about else "")
         about_text = about_text.split(":")[-1]  # "Issue one: the chat leads are useless"
-        if m and (name := noun_phrase(about_text, max_words=5, min_words=2)):
+        if m and (name := _complaint_name(about_text)):
             return _pain_point(name, sentence, finder)
     return None
+
+
+def _complaint_name(about: str) -> str | None:
+    """What a complaint is about, as a noun phrase of 2-5 words; a one-word head keeps the
+    phrase that qualifies it ("calls from job seekers")."""
+    name = noun_phrase(about, max_words=5, min_words=2)
+    ws = [w for w in words(about) if w.lower() not in LEADING_WORDS]
+    if name or not ws or ws[0].lower() in FUNCTION_WORDS:
+        return name
+    head = ws[0]
+    rest = about[about.find(head) + len(head) :]
+    qualifier = QUALIFIER.match(rest)
+    tail = noun_phrase(rest[qualifier.end() :], max_words=3) if qualifier else None
+    return f"{head} {qualifier.group(0).strip()} {tail}" if qualifier and tail else None
 
 
 def _named_problem(sentence: Sentence, finder: MentionFinder) -> PainPoint | None:
@@ -105,6 +122,7 @@ class PainPointDetector:
     def in_conversation(self, conversation: Conversation) -> list[PainPoint]:
         return []
 
+    settle = staticmethod(as_found)
     merge = staticmethod(merge)
     summary = staticmethod(summary)
     metadata = staticmethod(metadata)

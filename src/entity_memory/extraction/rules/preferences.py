@@ -26,6 +26,7 @@ from entity_memory.extraction.rules.lexicon import (
     STANDING_MARK,
     STANDING_REQUEST,
     STANDING_TOPIC,
+    WORKING_TOPIC,
 )
 from entity_memory.extraction.rules.names import action_phrase, words
 from entity_memory.extraction.rules.sentences import Sentence
@@ -78,7 +79,8 @@ def _standing(sentence: Sentence) -> Preference | None:
         stated = clause[form.start() :] if form.start() < topic.start() else clause
         stated = REQUEST_WORDS.sub("", PREFER_WORDS.sub("", stated))
         verb = stated.split(" ", 1)[0].lower()
-        if verb in ACTION_VERBS | ONE_OFF_VERBS and not KEEP_HOW.match(stated):
+        how = KEEP_HOW.match(stated) or WORKING_TOPIC.search(stated)
+        if verb in ACTION_VERBS | ONE_OFF_VERBS and not how:
             continue  # "can you give X more budget": one change asked for, a decision's matter
         name = action_phrase(stated, max_words=8, needs_object=False) or action_phrase(
             clause, max_words=8, needs_object=False
@@ -107,6 +109,26 @@ def revises(p: Preference, known: list[KnownEntity]) -> str | None:
     return matches[0] if len(matches) == 1 else None
 
 
+def settle(facts: dict[str, Preference]) -> dict[str, Preference]:
+    """A preference the session revises ("the weekly report on Fridays instead") takes the
+    place of the one it revises, under that one's name: one preference, its latest value."""
+    out: dict[str, Preference] = {}
+    for key, p in facts.items():
+        earlier = [
+            KnownEntity(type="preference", id=k, name=q.name, facts={"category": q.category})
+            for k, q in out.items()
+        ]
+        revised = revises(p, earlier)
+        kept = next((k for k in out if out[k].name == revised), None)
+        if kept is None:
+            out[key] = p
+            continue
+        name = out[kept].name
+        latest_wins(out[kept], p)
+        out[kept].name = name
+    return out
+
+
 def _pairs(text: str) -> set[tuple[str, str]]:
     ws = [w.lower() for w in words(text)]
     return {(a, b) for a, b in pairwise(ws) if not {a, b} & FUNCTION_WORDS}
@@ -132,6 +154,7 @@ class PreferenceDetector:
     def in_conversation(self, conversation: Conversation) -> list[Preference]:
         return []
 
+    settle = staticmethod(settle)
     merge = staticmethod(latest_wins)
     summary = staticmethod(summary)
     metadata = staticmethod(metadata)

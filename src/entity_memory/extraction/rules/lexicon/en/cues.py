@@ -14,6 +14,34 @@ NOT_A_STATEMENT = re.compile(
     r"\?\s*$|^\s*(?:if|what if|suppose|imagine|for example|e\.g\.|say)\b|\bwould you\b",
     re.IGNORECASE,
 )
+#: How people talk about how they work with the assistant (reports, updates, calls): a
+#: change to one of these is a preference revised, not a decision about the account.
+WORKING_TOPIC = re.compile(
+    r"\b(?:reports?|reporting|updates?|summar(?:y|ies)|recaps?|emails?|check[- ]?ins?|"
+    r"meetings?|newsletters?|digests?)\b",
+    re.I,
+)
+#: A clause that supposes, weighs or refuses what it says: nothing in it is in force.
+HYPOTHETICAL = re.compile(
+    r"\b(?:would|could|might|maybe|perhaps|if|unless|suppose|imagine|consider\w*|idea|option|"
+    r"instead of|rather than|not|never|don'?t|doesn'?t|won'?t|wouldn'?t|shouldn'?t|can'?t|"
+    r"no longer|what about|how about)\b",
+    re.I,
+)
+#: A clause about the whole account, not one campaign ("overall CPA", "across the account").
+ACCOUNT_WIDE = re.compile(
+    r"\b(?:overall|account[- ]wide|across (?:the|all|every)|in total|blended|all campaigns|"
+    r"every campaign|the (?:whole|entire) account)\b",
+    re.I,
+)
+#: A turn away from what was just said: what follows is about something else.
+CONTRAST = re.compile(r"\b(?:but|while|whereas|although|though|however|meanwhile)\b", re.I)
+#: A sentence that turns down what it just said ("..., and decided against it").
+TURNED_DOWN = re.compile(
+    r"\b(?:decided against|ruled (?:it|that) out|rejected|scrap(?:ped)? (?:it|that)|"
+    r"(?:won'?t|will not|not going to) do (?:it|that)|no way)\b",
+    re.I,
+)
 #: Where one clause ends and the next begins inside a sentence.
 CLAUSE_SPLIT = re.compile(
     r"\s*[,;]\s+|\s+(?:so|but|because|since|while|whereas|and then)\s+|\s+[\u2013\u2014]\s+", re.I
@@ -80,6 +108,24 @@ STATUS_RE = re.compile(
     r"(?P<status>" + "|".join(STATUSES) + r")\b",
     re.I,
 )
+#: A report of a status change made ("Paused X.", "Done: re-enabled X"): the status it left.
+REPORTED_STATUS = re.compile(
+    r"^(?:(?:done|ok|okay|all set|updated)\s*[:.,!-]\s*)?(?:I(?:'ve| have)?\s+)?"
+    r"(?P<verb>paused|unpaused|enabled|re-?enabled|resumed|relaunched|removed)\s+",
+    re.I,
+)
+REPORTED_STATUSES = {
+    "paused": "paused",
+    "unpaused": "enabled",
+    "enabled": "enabled",
+    "reenabled": "enabled",
+    "re-enabled": "enabled",
+    "resumed": "enabled",
+    "relaunched": "enabled",
+    "removed": "removed",
+}
+#: A label that opens a report ("Done:", "Update:"): the sentence's subject follows it.
+OPENING_LABEL = re.compile(r"^\W*\w+\s*:\s*")
 #: "switch X to Target CPA": the strategy after "to"/"onto"/"on" is the one in force.
 STRATEGY_TARGET_CUE = re.compile(r"\b(?:to|onto|on|uses?|using|runs?|running)\s+$", re.I)
 
@@ -178,6 +224,19 @@ ACCEPTANCE = re.compile(
     r"\s*[.!]?\s*$))(?!\s*,?\s*(?:but|wait|not)\b)",
     re.I,
 )
+#: A reply that qualifies its yes ("yes, but skip X", "sure. Don't touch Y"): it accepts
+#: something, not clearly the proposal, so it accepts nothing.
+RESERVATION = re.compile(
+    r"\b(?:but|not|no|don'?t|do not|never|skip|except|hold off|rather|instead|though|"
+    r"however|only|wait|later)\b",
+    re.I,
+)
+#: A sentence that turns to another topic: what follows answers nothing before it.
+TOPIC_CHANGE = re.compile(
+    r"^\W*(?:by the way|btw|also|another thing|separately|unrelated|on another note|oh and|"
+    r"one more thing)\b",
+    re.I,
+)
 #: A user sentence that instructs an account change: it starts with the verb ("Pause X").
 IMPERATIVE = re.compile(
     r"^(?:(?:ok|okay|and|so|then|please|also)[,.]?\s+)*(?P<rest>[a-z]+\b.*)", re.I
@@ -188,7 +247,10 @@ COMPLAINT_CUE = re.compile(
     r"can'?t stand|(?:worried|concerned|nervous) (?:about|that)|nightmare|headache|garbage|"
     r"useless|wast(?:e|ing) (?:of )?(?:my |our )?(?:money|budget|time)|"
     r"(?:big|biggest|main|real|another) (?:problem|issue)(?: #?\d+)?:|"
-    r"(?:the|my|our|biggest|big|main|real) (?:problem|issue) is|drives me (?:crazy|nuts))\b",
+    r"(?:the|my|our|biggest|big|main|real) (?:problem|issue) is|drives me (?:crazy|nuts)|"
+    r"bugs? me|a (?:real )?pain|pain in the|struggl\w*|(?:not|never) happy (?:with|about)|"
+    r"unhappy (?:with|about)|disappointed (?:with|by|in)|keep getting|losing (?:money|sleep)|"
+    r"hurting us)\b",
     re.I,
 )
 #: What a complaint is about: "frustrated that/with/by X", "the problem is X", "X keeps ...".
@@ -211,7 +273,19 @@ COMPLAINT_OBJECTS = (
     ),
     re.compile(r"\b(?:worried|concerned|nervous) (?:about|that)\s+(.+)", re.I),
     re.compile(r"\bcan'?t stand\s+(.+)", re.I),
+    re.compile(r"\bbugs? me(?: is| about| that)?\s+(.+)", re.I),
+    re.compile(r"\b(?:happy|disappointed)\s+(?:with|by|in|about)\s+(.+)", re.I),
+    re.compile(r"\bstruggl\w*\s+(?:with|to get|to)\s+(.+)", re.I),
+    re.compile(r"\bkeep getting\s+(.+)", re.I),
+    re.compile(r"\blosing (?:money|sleep) (?:on|over|because of)\s+(.+)", re.I),
+    re.compile(
+        r"^(.+?)\s+(?:is|are|was|were)(?: still| really| just| such)? (?:a (?:real )?pain|"
+        r"hurting us)\b",
+        re.I,
+    ),
 )
+#: A preposition that qualifies a one-word complaint ("calls | from job seekers").
+QUALIFIER = re.compile(r"^\s*(?:from|of|about|with|on|for)\s+", re.I)
 SEVERE = re.compile(r"\b(?:really|very|so|extremely|biggest|huge|big|killing)\b|!", re.I)
 #: Preference topics, first match wins.
 PREFERENCE_CATEGORIES: tuple[tuple[str, re.Pattern[str]], ...] = (

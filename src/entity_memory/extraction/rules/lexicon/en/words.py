@@ -17,7 +17,7 @@ FUNCTION_WORDS = frozenset(
     via vs i'm i've i'd i'll we're we've we'd we'll it's that's there's they're you're don't
     doesn't didn't can't won't around through across along behind beyond near toward towards
     within during after before between against among above below upon like where there
-    actually really only even maybe probably basically""".split()
+    actually really only even maybe probably basically instead rather though""".split()
 )
 #: Copulas and auxiliaries: a name containing one is a clause ("Campaign is", "budget was").
 NAME_VERBS = frozenset(
@@ -90,6 +90,20 @@ NOT_NAME_STARTS = frozenset("target manual enhanced average avg overall total bl
 
 #: Words that follow a campaign name but are not part of it ("Spring Sale ROAS").
 NOT_NAME_ENDS = frozenset("cpa roas ctr cpc cpm cpl cvr aov budget budgets".split())
+#: Words of an ad platform's products and accounts: "Google Ads", "Meta Business" name the
+#: platform (with vocab.PLATFORMS and the channel words), never a campaign.
+PLATFORM_PRODUCT_WORDS = frozenset(
+    "ads ad analytics business manager account accounts campaign campaigns network".split()
+)
+#: Words of a date ("Mar 3 - Mar 16", "Tuesday the 4th"): a name made of these is a period.
+DATE_WORDS = frozenset(
+    """jan january feb february mar march apr april may jun june jul july aug august sep sept
+    september oct october nov november dec december mon monday tue tues tuesday wed wednesday
+    thu thur thurs thursday fri friday sat saturday sun sunday week weekend month year q1 q2 q3
+    q4 today yesterday tomorrow the to through until from and""".split()
+)
+#: A number or an ordinal within a date ("3", "16th", "2024").
+DATE_NUMBER = re.compile(r"^\d{1,4}(?:st|nd|rd|th)?$", re.I)
 
 # --- tables ----------------------------------------------------------------------------------
 
