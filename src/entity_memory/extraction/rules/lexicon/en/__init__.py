@@ -6,5 +6,6 @@ a new cue adds it here, where all of them can be read at once. Another language 
 package defining the same names (lexicon/__init__.py chooses the one in use).
 """
 
+from entity_memory.extraction.rules.lexicon.en.complaints import *  # noqa: F403
 from entity_memory.extraction.rules.lexicon.en.cues import *  # noqa: F403
 from entity_memory.extraction.rules.lexicon.en.words import *  # noqa: F403
