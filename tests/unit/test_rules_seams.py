@@ -10,13 +10,13 @@ import inspect
 import pkgutil
 from pathlib import Path
 
+from entity_memory.domain.kinds import BUILT_IN
 from entity_memory.extraction import rules
 from entity_memory.extraction.rules import extractor
 from entity_memory.extraction.rules.detector import Detector
 
 RULES = Path(rules.__file__).parent
 PROTOCOL_METHODS = ("in_sentence", "in_conversation", "merge", "summary", "metadata")
-ENTITY_TYPES = {"campaign", "metric", "decision", "pain_point", "preference"}
 #: The `re` functions that compile a pattern (the module-level `re.X(...)` call sites).
 COMPILING = {"compile", "search", "match", "fullmatch", "sub", "subn", "split", "findall"}
 
@@ -46,8 +46,8 @@ def test_every_detector_implements_the_protocol() -> None:
 def test_the_extractor_runs_every_detector_one_per_type() -> None:
     detectors = _detectors()
     assert set(map(id, extractor.DETECTORS)) == set(map(id, detectors.values()))
-    types = [d.entity_type for d in extractor.DETECTORS]
-    assert sorted(types) == sorted(ENTITY_TYPES)
+    kinds = [d.kind for d in extractor.DETECTORS]
+    assert sorted(k.type for k in kinds) == sorted(k.type for k in BUILT_IN)
 
 
 def test_no_pattern_is_compiled_outside_the_lexicon() -> None:

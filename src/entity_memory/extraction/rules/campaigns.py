@@ -11,6 +11,7 @@ from bisect import bisect_left
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from entity_memory.domain.kinds import CAMPAIGN
 from entity_memory.domain.vocab import STATUSES
 from entity_memory.extraction.rules.detector import Conversation, SentenceScope, as_found
 from entity_memory.extraction.rules.lexicon import (
@@ -270,7 +271,7 @@ def metadata(facts: CampaignFacts) -> dict[str, object]:
 class CampaignDetector:
     """Campaigns and the settings stated of them."""
 
-    entity_type = "campaign"
+    kind = CAMPAIGN
 
     def in_sentence(self, scope: SentenceScope) -> list[CampaignFacts]:
         return detect(scope.sentence, scope.finder)

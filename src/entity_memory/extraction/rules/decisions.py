@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from itertools import pairwise, takewhile
 
+from entity_memory.domain.kinds import DECISION
 from entity_memory.extraction.rules.campaigns import clauses
 from entity_memory.extraction.rules.detector import (
     Conversation,
@@ -199,7 +200,7 @@ class DecisionDetector:
     """What the user commits to or the assistant reports done, sentence by sentence; then the
     proposals a reply accepted."""
 
-    entity_type = "decision"
+    kind = DECISION
 
     def in_sentence(self, scope: SentenceScope) -> list[Decision]:
         d = from_user(scope.sentence, scope.finder) or reported(scope.sentence, scope.finder)

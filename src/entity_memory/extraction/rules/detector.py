@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol, TypeVar, runtime_checkable
 
+from entity_memory.domain.kind import EntityKind
 from entity_memory.extraction.base import Message
 from entity_memory.extraction.rules.mentions import MentionFinder
 from entity_memory.extraction.rules.sentences import Sentence, add_sources
@@ -54,7 +55,8 @@ F = TypeVar("F", bound=Fact)
 class Detector(Protocol[F]):
     """A detector of one entity type; `F` is that type's fact."""
 
-    entity_type: str
+    #: The entity kind its facts are.
+    kind: EntityKind
 
     def in_sentence(self, scope: SentenceScope) -> list[F]:
         """The facts one sentence states."""

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from entity_memory.domain.amounts import mentions_of
+from entity_memory.domain.kinds import CAMPAIGN, METRIC, PREFERENCE
 from entity_memory.domain.text import normalize_name
 from entity_memory.extraction.base import ExtractionResult, KnownEntity, Message
 from entity_memory.extraction.rules import (
@@ -47,13 +48,13 @@ DETECTORS: tuple[Detector[Any], ...] = (
     preferences.DETECTOR,
     pain_points.DETECTOR,
 )
-_BY_TYPE = {d.entity_type: d for d in DETECTORS}
+_BY_TYPE = {d.kind.type: d for d in DETECTORS}
 TYPES = tuple(_BY_TYPE)
 
 
 def _add(found: dict[str, dict[str, Any]], detector: Detector[Any], facts: list[Any]) -> None:
     """Each fact under its normalised name; a fact already there takes in the new statement."""
-    table = found[detector.entity_type]
+    table = found[detector.kind.type]
     for fact in facts:
         key = normalize_name(fact.name)
         if key in table:
@@ -90,7 +91,7 @@ def _detect(
     conversation = Conversation(messages, sentences, finder)
     for detector in DETECTORS:
         _add(found, detector, detector.in_conversation(conversation))
-        found[detector.entity_type] = detector.settle(found[detector.entity_type])
+        found[detector.kind.type] = detector.settle(found[detector.kind.type])
         yield 0
 
 
@@ -153,28 +154,29 @@ def to_candidates(
 ) -> list[dict[str, Any]]:
     """Facts -> raw candidates in the SPEC's shape, under the stored name when one exists."""
     names = _known_names(known)
-    campaign_names = [k.name for k in known if k.type == "campaign"]
-    campaign_names += [c.name for c in found["campaign"].values()]
+    campaign_names = [k.name for k in known if k.type == CAMPAIGN.type]
+    campaign_names += [c.name for c in found[CAMPAIGN.type].values()]
     out: list[dict[str, Any]] = []
     for entity_type, facts in found.items():
         detector = _BY_TYPE[entity_type]
+        kind = detector.kind
         summary, meta = detector.summary, detector.metadata
         for key, fact in facts.items():
             # A campaign's metric is named as people say it, by the campaign's short name
             # ("Brand CTR"); the full name stays an alias.
-            short = metrics.short_names(fact, campaign_names) if entity_type == "metric" else []
+            short = metrics.short_names(fact, campaign_names) if kind is METRIC else []
             stored = names.get((entity_type, key))
             if stored is None and short:
                 stored = names.get((entity_type, normalize_name(short[0])))
-            if entity_type == "metric" and fact.value is None and stored is None:
+            if kind is METRIC and fact.value is None and stored is None:
                 # A target alone ("tCPA is now $44") updates a metric the user has; it makes
                 # none: which of a lead business's KPIs a Target CPA aims at is not said.
                 continue
-            if stored is None and entity_type == "preference":
+            if stored is None and kind is PREFERENCE:
                 stored = preferences.revises(fact, known)
             name = stored or (short[0] if short else fact.name)
             content = summary(fact)
-            if stored is not None and entity_type == "campaign" and not campaigns.described(fact):
+            if stored is not None and kind is CAMPAIGN and not campaigns.described(fact):
                 # A campaign the user has, only mentioned in passing: its stored description
                 # stands (a sent content replaces it; the sentence is about something else).
                 content = ""
@@ -185,7 +187,7 @@ def to_candidates(
                 "importance": importance(entity_type, fact),
                 # `source` becomes the stored provenance (the pipeline adds session, date and
                 # extractor); the metadata copy also says who said each sentence.
-                "source": (entity_type == "metric" and metrics.stating(fact))
+                "source": (kind is METRIC and metrics.stating(fact))
                 or _stating(fact.sources, meta(fact)),
                 "metadata": {**meta(fact), "provenance": provenance(fact.sources)},
             }

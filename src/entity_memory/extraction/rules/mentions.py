@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from entity_memory.domain.kinds import CAMPAIGN
 from entity_memory.domain.text import normalize_name
 from entity_memory.domain.vocab import CHANNEL_TERMS, PLATFORMS
 from entity_memory.extraction.base import KnownEntity
@@ -119,7 +120,7 @@ def _known_names(known: list[KnownEntity]) -> dict[str, str]:
     out: dict[str, str] = {}
     parts: dict[str, set[str]] = {}
     for entity in known:
-        if entity.type != "campaign":
+        if entity.type != CAMPAIGN.type:
             continue
         for alias in (entity.name, *entity.aliases):
             key = normalize_name(alias)
@@ -141,7 +142,7 @@ def _capitalised(span: str) -> bool:
 
 def _part_keys(known: list[KnownEntity]) -> frozenset[str]:
     """The normalised first parts among the known names (see `_known_names`)."""
-    firsts = (first_part(e.name) for e in known if e.type == "campaign")
+    firsts = (first_part(e.name) for e in known if e.type == CAMPAIGN.type)
     return frozenset(normalize_name(f) for f in firsts if f is not None)
 
 

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from entity_memory.domain.amounts import CURRENCY_CODES
+from entity_memory.domain.kinds import METRIC
 from entity_memory.domain.vocab import CHANNEL_TERMS
 from entity_memory.extraction.base import Message
 from entity_memory.extraction.rules.campaigns import clause_at, owner
@@ -340,7 +341,7 @@ class MetricDetector:
     """KPI readings: a sentence's, with the campaign its turn was about standing in for "its",
     then the conversation's tables."""
 
-    entity_type = "metric"
+    kind = METRIC
 
     def in_sentence(self, scope: SentenceScope) -> list[Reading]:
         return detect(scope.sentence, scope.finder, scope.turn_campaign, scope.sole_campaign)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from entity_memory.domain.kinds import PAIN_POINT
 from entity_memory.extraction.rules.detector import Conversation, SentenceScope, as_found
 from entity_memory.extraction.rules.lexicon import (
     BAD_THING,
@@ -113,7 +114,7 @@ def merge(into: PainPoint, new: PainPoint) -> None:
 class PainPointDetector:
     """Complaints in the user's words."""
 
-    entity_type = "pain_point"
+    kind = PAIN_POINT
 
     def in_sentence(self, scope: SentenceScope) -> list[PainPoint]:
         p = detect(scope.sentence, scope.finder)

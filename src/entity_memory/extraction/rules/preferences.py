@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from itertools import pairwise
 
+from entity_memory.domain.kinds import PREFERENCE
 from entity_memory.extraction.base import KnownEntity
 from entity_memory.extraction.rules.campaigns import clauses
 from entity_memory.extraction.rules.detector import Conversation, SentenceScope, latest_wins
@@ -102,7 +103,7 @@ def revises(p: Preference, known: list[KnownEntity]) -> str | None:
     matches = [
         k.name
         for k in known
-        if k.type == "preference"
+        if k.type == PREFERENCE.type
         and k.facts.get("category") in (None, p.category)
         and _pairs(k.name) & mine
     ]
@@ -115,7 +116,7 @@ def settle(facts: dict[str, Preference]) -> dict[str, Preference]:
     out: dict[str, Preference] = {}
     for key, p in facts.items():
         earlier = [
-            KnownEntity(type="preference", id=k, name=q.name, facts={"category": q.category})
+            KnownEntity(type=PREFERENCE.type, id=k, name=q.name, facts={"category": q.category})
             for k, q in out.items()
         ]
         revised = revises(p, earlier)
@@ -145,7 +146,7 @@ def metadata(p: Preference) -> dict[str, object]:
 class PreferenceDetector:
     """Standing instructions in the user's words."""
 
-    entity_type = "preference"
+    kind = PREFERENCE
 
     def in_sentence(self, scope: SentenceScope) -> list[Preference]:
         p = detect(scope.sentence)
