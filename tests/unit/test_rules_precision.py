@@ -230,3 +230,14 @@ def test_a_reported_pause_writes_the_status() -> None:
     stored = [known("campaign", "Harbor Rooms")]
     cands = run(assistant("Paused Harbor Rooms. Bookings were slow this month."), known=stored)
     assert [c["metadata"].get("status") for c in of(cands, "campaign")] == ["paused"]
+
+
+def test_a_supposed_figure_is_not_a_metrics_value() -> None:
+    for text in (
+        "Maybe the CPL is $25 by now, I have not looked.",
+        "Our CPL is $25 if the tracking is right.",
+    ):
+        values = [c["metadata"].get("value") for c in of(run(user(text)), "metric")]
+        assert values == [], (text, values)
+    measured = of(run(user("Our CPL is $41 this month.")), "metric")
+    assert [c["metadata"].get("value") for c in measured] == [41]

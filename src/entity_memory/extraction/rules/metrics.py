@@ -16,7 +16,7 @@ from entity_memory.domain.amounts import CURRENCY_CODES
 from entity_memory.domain.kinds import METRIC
 from entity_memory.domain.vocab import CHANNEL_TERMS
 from entity_memory.extraction.base import Message
-from entity_memory.extraction.rules.campaigns import clause_at, owner
+from entity_memory.extraction.rules.campaigns import clause_at, in_force, owner
 from entity_memory.extraction.rules.detector import Conversation, SentenceScope, as_found
 from entity_memory.extraction.rules.lexicon import (
     CAMPAIGN_LEAD_IN,
@@ -233,6 +233,8 @@ def detect(
         }
         # An account-level figure is taken only from the user's own words; an assistant's
         # figure must say which campaign it is about.
+        if reading.value is not None and not in_force(text, start):
+            continue  # "CPA could drop to $30 if ...": supposed, not measured
         if reading.value is not None and (campaign or sentence.role == "user"):
             out.append(reading)
     return out + _strategy_targets(text, mentions, context or sole, sentence)
