@@ -7,25 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from entity_memory.extraction.base import KnownEntity, Message
-from entity_memory.extraction.rules import extract_candidates
+from entity_memory.extraction.base import KnownEntity
 
-
-def run(*turns: tuple[str, str], known: list[KnownEntity] | None = None) -> list[dict[str, Any]]:
-    msgs = [Message(role=role, content=text) for role, text in turns]  # type: ignore[arg-type]
-    return extract_candidates(msgs, known or [])
-
-
-def user(text: str) -> tuple[str, str]:
-    return ("user", text)
-
-
-def assistant(text: str) -> tuple[str, str]:
-    return ("assistant", text)
-
-
-def of(cands: list[dict[str, Any]], type_: str) -> list[dict[str, Any]]:
-    return [c for c in cands if c["type"] == type_]
+from .test_rules_extractor import assistant, of, run, user
 
 
 def names(cands: list[dict[str, Any]], type_: str) -> list[str]:
