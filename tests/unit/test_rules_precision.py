@@ -140,9 +140,19 @@ def test_a_preference_changed_in_the_same_session_is_one_preference() -> None:
 
 
 def test_a_metric_in_another_clause_is_not_the_campaigns() -> None:
-    cands = run(user("Lakeview Suites is doing fine, but overall cost per booking is $48."))
-    for metric in of(cands, "metric"):
-        assert metric["metadata"].get("campaign") != "Lakeview Suites", metric
+    lakeview = [known("campaign", "Lakeview Suites")]
+    for text in (
+        "Lakeview Suites is doing fine, but cost per booking is $48 on the new offer.",
+        "Lakeview Suites got two reviews; overall cost per booking is $48.",
+    ):
+        for metric in of(run(user(text), known=lakeview), "metric"):
+            assert metric["metadata"].get("campaign") != "Lakeview Suites", (text, metric)
+
+
+def test_a_metric_said_of_a_campaign_is_its_own() -> None:
+    lakeview = [known("campaign", "Lakeview Suites")]
+    cands = run(user("Lakeview Suites: cost per booking is $48 this month."), known=lakeview)
+    assert [m["metadata"].get("campaign") for m in of(cands, "metric")] == ["Lakeview Suites"]
 
 
 def test_it_is_does_not_point_at_the_last_campaign() -> None:
