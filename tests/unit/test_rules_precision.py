@@ -157,8 +157,11 @@ def test_a_metric_said_of_a_campaign_is_its_own() -> None:
 
 def test_it_is_does_not_point_at_the_last_campaign() -> None:
     cands = run(
-        assistant("Spring Tune-Up Search spent $900 last month."),
-        assistant("It is hard to say, the CPA is $27 across the account."),
+        assistant(
+            "Spring Tune-Up Search spent $900 last month. It is hard to say, the CPA is $27"
+            " across the account."
+        ),
+        known=[known("campaign", "Spring Tune-Up Search")],
     )
     for metric in of(cands, "metric"):
         assert metric["metadata"].get("campaign") is None, metric

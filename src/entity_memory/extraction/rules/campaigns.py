@@ -94,7 +94,7 @@ def owner(pos: int, text: str, mentions: list[Mention]) -> str | None:
             if before and ADJACENT_TO_NAME.match(text[before[-1].end : pos]):
                 return before[-1].name
             return None
-        if ACCOUNT_WIDE.search(text, start, end):
+        if account_wide(text, pos):
             return None
     names = {m.name for m in mentions}
     if len(names) != 1:
@@ -102,6 +102,12 @@ def owner(pos: int, text: str, mentions: list[Mention]) -> str | None:
     (mention, *_) = mentions
     lo, hi = sorted((mention.end, pos))
     return None if CONTRAST.search(text, lo, hi) else names.pop()
+
+
+def account_wide(text: str, pos: int) -> bool:
+    """The clause at `pos` speaks of the whole account ("overall", "across the account")."""
+    start, end = clause_at(text, pos)
+    return bool(ACCOUNT_WIDE.search(text, start, end))
 
 
 def in_force(text: str, pos: int) -> bool:

@@ -16,7 +16,7 @@ from entity_memory.domain.amounts import CURRENCY_CODES
 from entity_memory.domain.kinds import METRIC
 from entity_memory.domain.vocab import CHANNEL_TERMS
 from entity_memory.extraction.base import Message
-from entity_memory.extraction.rules.campaigns import clause_at, in_force, owner
+from entity_memory.extraction.rules.campaigns import account_wide, clause_at, in_force, owner
 from entity_memory.extraction.rules.detector import Conversation, SentenceScope, as_found
 from entity_memory.extraction.rules.lexicon import (
     CAMPAIGN_LEAD_IN,
@@ -196,6 +196,8 @@ def detect(
     for i, (start, end, kpi) in enumerate(kpis):
         stop = kpis[i + 1][0] if i + 1 < len(kpis) else len(text)
         campaign = owner(start, text, mentions) if mentions else context
+        if campaign == context and account_wide(text, start):
+            campaign = None  # "its CPA ... across the account": the account's, not the turn's
         reading = Reading(kpi, campaign, sources=[sentence])
         before = ends_before(VALUE_AT_END, text, start)
         candidates = _values_after(text, end, stop)
