@@ -13,9 +13,12 @@ from __future__ import annotations
 import ast
 import asyncio
 import itertools
+import re
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
-from bench.hostile_text import hostile_messages
+from bench.hostile_text import hostile_messages, hostile_sentence
 
 from entity_memory.extraction import rules
 from entity_memory.extraction.base import Message
@@ -105,3 +108,53 @@ def test_markup_is_never_a_campaign_name() -> None:
     for text in texts:
         names = [c["name"] for c in extract_candidates([Message(role="user", content=text)], [])]
         assert not any("<" in n or ">" in n for n in names), (text, names)
+
+
+class _Counting:
+    """A compiled pattern that counts the characters its searches are given to read."""
+
+    def __init__(self, pattern: re.Pattern[str], tally: list[int]) -> None:
+        self._pattern, self._tally = pattern, tally
+
+    def _span(self, text: str, pos: int = 0, endpos: int | None = None) -> None:
+        self._tally[0] += (len(text) if endpos is None else min(endpos, len(text))) - pos
+
+    def search(self, text: str, *args: int) -> re.Match[str] | None:
+        self._span(text, *args)
+        return self._pattern.search(text, *args)
+
+    def finditer(self, text: str, *args: int) -> Iterator[re.Match[str]]:
+        self._span(text, *args)
+        return self._pattern.finditer(text, *args)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._pattern, name)
+
+
+def _characters_searched(sentence: str) -> int:
+    """Characters every `search` and `finditer` of the rules read for one sentence."""
+    tally = [0]
+    originals = []
+    for module in list(sys.modules.values()):
+        if not (module and module.__name__.startswith(rules.__name__ + ".")):
+            continue
+        if ".lexicon" in module.__name__:
+            continue
+        for name, value in vars(module).items():
+            if isinstance(value, re.Pattern):
+                originals.append((module, name, value))
+                setattr(module, name, _Counting(value, tally))
+    try:
+        extract_candidates([Message(role="user", content=sentence)], [])
+    finally:
+        for module, name, value in originals:
+            setattr(module, name, value)
+    return tally[0]
+
+
+def test_a_sentence_of_kpi_words_is_read_in_linear_work() -> None:
+    """Twice the sentence, about twice the characters read (a search over the sentence once
+    per KPI found in it reads four times as much)."""
+    short = _characters_searched(hostile_sentence(400))
+    long = _characters_searched(hostile_sentence(800))
+    assert long < 2.5 * short, (short, long)

@@ -106,16 +106,22 @@ def owner(pos: int, text: str, mentions: list[Mention]) -> str | None:
 
 def account_wide(text: str, pos: int) -> bool:
     """The clause at `pos` speaks of the whole account ("overall", "across the account")."""
-    start, end = clause_at(text, pos)
-    return bool(ACCOUNT_WIDE.search(text, start, end))
+    return _clause_says(ACCOUNT_WIDE, text, *clause_at(text, pos))
 
 
 def in_force(text: str, pos: int) -> bool:
     """A setting at `pos` is stated as in force: its clause does not suppose, weigh or refuse
     it ("would", "if", "we considered", "don't"), and the sentence does not turn it down
     ("..., and decided against it")."""
-    start, end = clause_at(text, pos)
-    return not (HYPOTHETICAL.search(text, start, end) or TURNED_DOWN.search(text))
+    hypothetical = _clause_says(HYPOTHETICAL, text, *clause_at(text, pos))
+    return not (hypothetical or _clause_says(TURNED_DOWN, text, 0, len(text)))
+
+
+@lru_cache(maxsize=64)
+def _clause_says(pattern: re.Pattern[str], text: str, start: int, end: int) -> bool:
+    """`pattern` in the clause `text[start:end]`: read once a clause, not once a fact (a
+    long clause of many facts would be read once per fact)."""
+    return bool(pattern.search(text, start, end))
 
 
 def money_value(m: re.Match[str]) -> float:
