@@ -69,17 +69,22 @@ def _figures(label: str, seconds: list[float]) -> str:
     )
 
 
+#: Rounds of another user's requests timed before the job, as the machine's baseline.
+IDLE_ROUNDS = 10
+
+
 def on_host(base_url: str, sentences: int) -> None:
-    """The job for one user; meanwhile another user's /healthz and PUT, timed."""
+    """Another user's /healthz and PUT, timed with no job (the loaded machine's baseline),
+    then while one user's hostile job runs."""
     messages = [m.model_dump() for m in hostile_messages(sentences)]
     healthz: list[float] = []
     puts: list[float] = []
     done = threading.Event()
 
-    def other_user() -> None:
+    def other_user(rounds: int | None = None) -> None:
         with httpx.Client(base_url=base_url, timeout=120) as o:
             for i in itertools.count():
-                if done.is_set():
+                if done.is_set() or (rounds is not None and i >= rounds):
                     return
                 t0 = time.perf_counter()
                 assert o.get("/healthz").status_code == 200
@@ -91,6 +96,11 @@ def on_host(base_url: str, sentences: int) -> None:
                 puts.append(time.perf_counter() - t0)
                 assert r.status_code == 200, r.text
 
+    other_user(IDLE_ROUNDS)
+    print(_figures("no job: another user's /healthz", healthz))
+    print(_figures("no job: another user's PUT", puts))
+    healthz.clear()
+    puts.clear()
     with httpx.Client(base_url=base_url, timeout=120) as c:
         body = {"messages": messages, "extractor": "rules"}
         t0 = time.perf_counter()

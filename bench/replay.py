@@ -13,7 +13,8 @@ a deployed Worker started with `ALLOW_CLOCK_OVERRIDE=1`). In process, `--llm-bas
 from the LLM_API_KEY environment variable) points the `openai` extractor at any
 OpenAI-compatible server: Ollama (http://127.0.0.1:11434/v1), llama.cpp's llama-server
 (http://127.0.0.1:8080/v1), vLLM (http://127.0.0.1:8000/v1). Sessions an LLM failed on are
-counted as degraded at the end: their figures understate the extractor.
+counted as degraded at the end: their figures understate the extractor. `--judge-dir DIR` writes
+each scenario's final memory in the shape JUDGE.md reads (bench/judge_export.py).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from typing import Any
 import httpx
 
 from bench import eval_scoring as score
+from bench.judge_export import write_judge_file
 from entity_memory.http.deps import CLOCK_HEADER
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -198,17 +200,6 @@ def evaluate(run: ScenarioRun) -> dict[str, Any]:
     }
 
 
-def write_stored(folder: Path, run: ScenarioRun, extractor: str) -> Path:
-    """The scenario's final memory (every stored entity as exported, provenance included),
-    for a judge reading it by meaning (shared/eval/capable-model/JUDGE.md) or a diff."""
-    folder.mkdir(parents=True, exist_ok=True)
-    name = run.scenario.get("scenario") or run.scenario["user_id"]
-    path = folder / f"{name}.json"
-    doc = {"scenario": name, "extractor": extractor, "entities": run.stored}
-    path.write_text(json.dumps(doc, ensure_ascii=False, indent=1))
-    return path
-
-
 def load_scenarios(directory: Path = EVAL_DIR) -> list[dict[str, Any]]:
     return [json.loads(p.read_text()) for p in sorted(directory.glob("*.json"))]
 
@@ -375,7 +366,7 @@ def main() -> None:
     parser.add_argument("--llm-max-tokens", help="in process: output tokens per call")
     parser.add_argument("--llm-temperature", help="in process: omit for reasoning models")
     parser.add_argument(
-        "--stored-dir", type=Path, help="write each scenario's final stored entities as JSON"
+        "--judge-dir", type=Path, help="write each scenario's final memory as a JUDGE.md file"
     )
     args = parser.parse_args()
     llm_vars = {
@@ -397,10 +388,10 @@ def main() -> None:
     runs = [replay(client, sc, args.extractor) for sc in load_scenarios(args.dir)]
     rows = [evaluate(run) for run in runs]
     print_table([*rows, overall(rows)])
-    if args.stored_dir:
+    if args.judge_dir:
         for run in runs:
-            write_stored(args.stored_dir, run, args.extractor)
-        print(f"\nfinal stored entities: {args.stored_dir}/<scenario>.json")
+            write_judge_file(args.judge_dir, run.scenario, run.stored)
+        print(f"\njudge files (final stored entities): {args.judge_dir}/<scenario>.json")
     degraded = [r for run in runs for r in run.responses if r.get("degraded")]
     if degraded:
         print(f"\n{len(degraded)} session(s) degraded (LLM failed, pending):")
