@@ -4,8 +4,13 @@ cannot hold, and a stored record that no longer validates."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from itertools import accumulate
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from entity_memory.domain.keys import entity_key
 from entity_memory.domain.safe_json import (
@@ -14,6 +19,7 @@ from entity_memory.domain.safe_json import (
     JsonTooDeep,
     check_depth,
     loads,
+    nesting_exceeds,
 )
 from entity_memory.domain.task_dates import iso_day
 from entity_memory.extraction.llm.parsing import OutputError, parse_output
@@ -80,6 +86,126 @@ async def test_deep_bodies_get_a_400_on_every_json_route(
         )
         assert_error(resp, 400, "json_too_deep")
         assert (await client.get("/healthz")).status_code == 200
+
+
+#: Every way of saying "JSON" FastAPI parses as JSON, and types it does not (the check must not
+#: depend on which): a body of any type is measured before anything reads it.
+CONTENT_TYPES = (
+    "application/JSON",
+    "Application/Json; charset=utf-8",
+    "application/vnd.campaign+json",
+    "application/json",
+    None,
+    "text/plain",
+    "application/x-www-form-urlencoded",
+)
+
+
+@pytest.mark.parametrize("content_type", CONTENT_TYPES)
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("POST", "/v1/users/ann/context"),
+        ("POST", "/v1/users/ann/expired"),
+        ("POST", "/v1/admin/tokens"),
+        ("PATCH", "/v1/users/ann/entities"),
+        ("GET", "/v1/users/ann/entities"),
+    ],
+)
+async def test_deep_bodies_get_a_400_under_any_content_type_and_method(
+    memkv: InMemoryKV, clock: Clock, method: str, path: str, content_type: str | None
+) -> None:
+    headers = {"content-type": content_type} if content_type else {}
+    async with make_client(memkv, clock) as client:
+        body = "[" * 6000 + "]" * 6000
+        resp = await client.request(method, path, content=body, headers=headers)
+        assert_error(resp, 400, "json_too_deep")
+        assert (await client.get("/healthz")).status_code == 200
+
+
+@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16", "utf-32-be"])
+def test_a_body_in_another_encoding_json_reads_is_measured_as_json_reads_it(
+    encoding: str,
+) -> None:
+    """A UTF-16 code unit holding a `"` byte (U+2022) must not hide brackets from the check."""
+    doc = '["\u2022", ' + "[" * 6000 + "]" * 6001
+    with pytest.raises(JsonTooDeep):
+        check_depth(doc.encode(encoding))
+    shallow = json.dumps(["\u2022", [[1]]]).encode(encoding)
+    assert loads(shallow) == ["\u2022", [[1]]]
+
+
+def _quadratic_body(size: int) -> bytes:
+    """The red team's body: an opening quote, escaped quotes, then brackets (a backtracking
+    string pattern retried from every escaped quote: 11 s at 32 KB, hours at 1 MiB)."""
+    return b'"' + b'\\"' * ((size - 66) // 2) + b"[" * 65
+
+
+@pytest.mark.parametrize("size", [32 * 1024, 1024 * 1024])
+def test_the_depth_check_is_linear_on_escaped_quotes(size: int) -> None:
+    """Run in a child process so a regression hangs that process, not the suite: the bound is
+    a hang guard minutes above the milliseconds this takes (bench.hostile_bodies times it)."""
+    script = (
+        "import sys; from entity_memory.domain.safe_json import nesting_exceeds;"
+        "data = sys.stdin.buffer.read(); print(nesting_exceeds(data))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        input=_quadratic_body(size),
+        capture_output=True,
+        timeout=120,
+        check=True,
+    )
+    assert done.stdout.strip() == b"False"  # an unterminated string: the parser refuses it
+
+
+@pytest.mark.parametrize(
+    "brackets",
+    [
+        "[" * 400 + "[]" * 100_000,  # deep, then wide
+        "[" + "[]" * 100_000,  # one opening never closed, then wide and shallow
+        ("[" * 64 + "]" * 64) * 2_000,  # at the limit, many times
+    ],
+)
+def test_the_depth_check_is_exact_on_wide_documents(brackets: str) -> None:
+    deepest = max(accumulate(1 if c == "[" else -1 for c in brackets))
+    assert nesting_exceeds(brackets) == (deepest > MAX_JSON_DEPTH)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet='[]{}"\\a', max_size=300), st.integers(0, 300), st.integers(50, 80))
+def test_the_depth_check_never_passes_what_the_parser_would_nest_too_deep(
+    noise: str, at: int, run: int
+) -> None:
+    """Against a reference reader of JSON's grammar (strings, escapes; it stops where a parser
+    stops with an error): whatever it nests too deep, the check refuses."""
+    doc = noise[:at] + "[" * run + noise[at:]
+    if _reference_depth(doc) > MAX_JSON_DEPTH:
+        assert nesting_exceeds(doc)
+
+
+def _reference_depth(doc: str) -> int:
+    depth = deepest = i = 0
+    in_string = False
+    while i < len(doc):
+        c = doc[i]
+        if in_string:
+            if c == "\\":
+                i += 1
+            in_string = c != '"'
+        elif c == '"':
+            in_string = True
+        elif c == "\\":
+            break  # outside a string: where the parser stops
+        elif c in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif c in "]}":
+            depth -= 1
+            if depth < 0:
+                break
+        i += 1
+    return deepest
 
 
 async def test_chunked_bodies_over_the_cap_are_refused(memkv: InMemoryKV, clock: Clock) -> None:

@@ -34,22 +34,21 @@ _TOO_LARGE = f"request body over {MAX_BODY_BYTES} bytes"
 
 async def body_problem(request: Request) -> JSONResponse | None:
     """Refuse a body before any route parses it: over the size cap (declared or, for chunked
-    bodies, as read) or nested deeper than the parser can survive."""
-    declared = request.headers.get("content-length")
-    if declared and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+    bodies, as read) or nested deeper than the parser can survive. Every body is measured,
+    whatever its content type says: FastAPI parses `application/JSON`, `+json` types and bodies
+    with no content type as JSON, and a check that guesses which it will parse can guess
+    wrong. The measure is linear in the body's length (`safe_json`), and a plain-text
+    transcript nests no brackets 64 deep."""
+    declared = request.headers.get("content-length", "").strip()
+    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
         return error_response(413, "too_large", _TOO_LARGE)
-    if request.method not in ("POST", "PUT", "PATCH", "DELETE"):
-        return None
+    # Read whatever the method and headers say: an HTTP/2 body needs no Content-Length.
     body = await request.body()  # Starlette caches it for the route
     if len(body) > MAX_BODY_BYTES:
         return error_response(413, "too_large", _TOO_LARGE)
-    content_type = request.headers.get("content-type", "")
-    if content_type and "json" not in content_type:
-        return None  # a plain-text transcript is not parsed as JSON
-    try:
-        safe_json.check_depth(body)
-    except safe_json.JsonTooDeep as exc:
-        return error_response(400, "json_too_deep", str(exc))
+    if safe_json.nesting_exceeds(body):
+        message = f"JSON nests deeper than {safe_json.MAX_JSON_DEPTH} levels"
+        return error_response(400, "json_too_deep", message)
     return None
 
 
