@@ -97,43 +97,23 @@ def test_user_tokens_are_scoped_revocable_and_rate_limited(auth_host: Host) -> N
         assert c.get("/v1/users/bob/entities", headers=ann).status_code == 403
         assert c.delete("/v1/users/bob", headers=ann).status_code == 403
         assert c.get("/v1/users/ann/export", headers=ann).status_code == 200
-        # The budget counts on the request's clock, pinned here: the PUT and the export above
-        # are in it (a 403 is not), and the minute slides rather than resetting.
-        codes = [c.get("/v1/users/ann/entities", headers=ann).status_code for _ in range(24)]
-        assert codes == [200] * (RATE_LIMIT - 2) + [429]
-        limited = c.get("/v1/users/ann/entities", headers=ann)
+        # The budget counts on the host's clock (the PUT and the export above are in it, a
+        # 403 is not); a time the request states moves neither the window nor its count,
+        # earlier or later (a decreasing one used to switch the limit off).
+        codes = []
+        for i in range(3 * RATE_LIMIT):
+            pinned = at(BUDGET_TEST_AT + (-1) ** i * i * MINUTE_MS, ann)
+            codes.append(c.get("/v1/users/ann/entities", headers=pinned).status_code)
+            if codes[-1] != 200:
+                break
+        assert codes[-1] == 429 and len(codes) - 1 <= RATE_LIMIT - 2, codes
+        limited = c.get("/v1/users/ann/entities", headers=at(BUDGET_TEST_AT + MINUTE_MS, ann))
         assert limited.status_code == 429, limited.text
         assert limited.json()["error"]["code"] == "rate_limited"
-        assert limited.headers["retry-after"] == "60"
-        almost = at(BUDGET_TEST_AT + MINUTE_MS - 1, ann)
-        assert c.get("/v1/users/ann/entities", headers=almost).status_code == 429
-        next_minute = at(BUDGET_TEST_AT + MINUTE_MS, ann)
-        assert c.get("/v1/users/ann/entities", headers=next_minute).status_code == 200
+        assert 1 <= int(limited.headers["retry-after"]) <= 60
         revoke = c.delete(f"/v1/admin/tokens/{minted['tokenId']}", headers=admin)
         assert revoke.status_code == 200
-        assert c.get("/v1/users/ann/entities", headers=next_minute).status_code == 401
-
-
-def test_a_failed_auth_flood_does_not_lock_out_valid_tokens(auth_host: Host) -> None:
-    admin = at(FLOOD_TEST_AT, {"Authorization": f"Bearer {TOKEN}"})
-    with httpx.Client(base_url=auth_host.base_url, timeout=60) as c:
-        r = c.post("/v1/admin/tokens", json={"user_id": "cy"}, headers=admin)
-        assert r.status_code == 201, r.text
-        cy = at(FLOOD_TEST_AT, {"Authorization": f"Bearer {r.json()['token']}"})
-        codes = []
-        for i in range(FAILED_AUTH_BUDGET + 5):
-            # Each names another address: the host does not believe a client's own.
-            forged = {
-                "Authorization": f"Bearer emu_{i:012x}_forged",
-                "CF-Connecting-IP": f"192.0.2.{i}",
-            }
-            r = c.get("/v1/users/cy/entities", headers=at(FLOOD_TEST_AT, forged))
-            codes.append(r.status_code)
-        assert codes == [401] * FAILED_AUTH_BUDGET + [429] * 5
-        assert c.get("/v1/users/cy/entities", headers=admin).status_code == 200
-        assert c.get("/v1/users/cy/entities", headers=cy).status_code == 200
-        forged_later = at(FLOOD_TEST_AT + MINUTE_MS, {"Authorization": "Bearer emu_000000000000_x"})
-        assert c.get("/v1/users/cy/entities", headers=forged_later).status_code == 401
+        assert c.get("/v1/users/ann/entities", headers=ann).status_code == 401
 
 
 def test_scheduled_needs_the_admin_token_when_set(auth_host: Host) -> None:
@@ -224,3 +204,31 @@ def test_an_id_with_an_encoded_slash_is_an_id_error(auth_host: Host) -> None:
             r = c.request(method, path, json=body)
             assert r.status_code == 400, (method, path, r.text)
             assert r.json()["error"]["code"] == "invalid_id"
+
+
+def test_a_failed_auth_flood_does_not_lock_out_valid_tokens(auth_host: Host) -> None:
+    """Last in the module: it holds this address's unverified credentials for a minute."""
+    admin = at(FLOOD_TEST_AT, {"Authorization": f"Bearer {TOKEN}"})
+    with httpx.Client(base_url=auth_host.base_url, timeout=60) as c:
+        r = c.post("/v1/admin/tokens", json={"user_id": "cy"}, headers=admin)
+        assert r.status_code == 201, r.text
+        cy = at(FLOOD_TEST_AT, {"Authorization": f"Bearer {r.json()['token']}"})
+        codes = []
+        for i in range(FAILED_AUTH_BUDGET + 5):
+            # Each names another address: the host does not believe a client's own.
+            forged = {
+                "Authorization": f"Bearer emu_{i:012x}_forged",
+                "CF-Connecting-IP": f"192.0.2.{i}",
+            }
+            r = c.get("/v1/users/cy/entities", headers=at(FLOOD_TEST_AT, forged))
+            codes.append(r.status_code)
+        # Earlier tests' failures from this address may be in the same minute of the host.
+        failed = codes.count(401)
+        assert codes == [401] * failed + [429] * (len(codes) - failed), codes
+        assert 0 < failed <= FAILED_AUTH_BUDGET
+        assert c.get("/v1/users/cy/entities", headers=admin).status_code == 200
+        assert c.get("/v1/users/cy/entities", headers=cy).status_code == 200
+        # The hold lasts a minute of the host's clock (tests/unit/test_auth.py lets it pass);
+        # a stated later time does not lift it.
+        forged_later = at(FLOOD_TEST_AT + MINUTE_MS, {"Authorization": "Bearer emu_000000000000_x"})
+        assert c.get("/v1/users/cy/entities", headers=forged_later).status_code == 429

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import random
 from collections import Counter
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -10,9 +12,22 @@ import httpx
 import pytest
 
 from entity_memory.http.app import create_app
-from entity_memory.service.auth import has_valid_tag, hash_token, mint_token
+from entity_memory.http.deps import CLOCK_HEADER
+from entity_memory.service.auth import (
+    Admission,
+    Caller,
+    Principal,
+    has_valid_tag,
+    hash_token,
+    mint_token,
+)
 from entity_memory.service.bindings import Bindings
-from entity_memory.service.rate_limits import REQUESTS_PER_MINUTE_VAR, SlidingWindow
+from entity_memory.service.rate_limits import (
+    DEFAULT_REQUESTS_PER_MINUTE,
+    REQUESTS_PER_MINUTE_VAR,
+    Budgets,
+    SlidingWindow,
+)
 from entity_memory.settings import Settings
 from entity_memory.storage.d1 import CountingD1
 from entity_memory.storage.kv import InMemoryKV
@@ -71,14 +86,19 @@ async def budgeted(
 
 @asynccontextmanager
 async def _client(
-    memkv: InMemoryKV, db: CountingD1, clock: Clock, extra_vars: dict[str, str]
+    memkv: InMemoryKV,
+    db: CountingD1,
+    clock: Clock,
+    extra_vars: dict[str, str],
+    *,
+    allow_clock_override: bool = False,
 ) -> AsyncIterator[httpx.AsyncClient]:
     limiter = Limiter(budget=1000)
     bindings = Bindings(
         kv=memkv,
         db=db,
         clock=clock,
-        settings=Settings(api_token=ADMIN),
+        settings=Settings(api_token=ADMIN, allow_clock_override=allow_clock_override),
         rate_limit=limiter,
         vars={"EXTRACTOR": "rules", **extra_vars},
     )
@@ -268,10 +288,100 @@ def test_a_window_boundary_does_not_double_the_budget() -> None:
     assert admitted == [50_000, 55_000, 58_000, 59_000, 110_000]
 
 
-def test_a_clock_moved_back_starts_the_key_afresh() -> None:
+def test_a_clock_moved_back_does_not_reset_the_key() -> None:
+    """A time older than the key's newest counts as the newest: the window was emptied by
+    one (a concurrent request whose lookup finished late), admitting every request after."""
     window = SlidingWindow(limit=1, period_ms=MINUTE)
     assert window.hit("k", 10 * MINUTE) and not window.hit("k", 10 * MINUTE + 1)
-    assert window.hit("k", MINUTE)  # a replay pinned an earlier time: not refused for hours
+    assert not window.hit("k", MINUTE)
+    assert window.retry_after_ms("k", MINUTE) == MINUTE
+    assert window.hit("k", 11 * MINUTE)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_times_out_of_order_never_admit_more_than_the_limit_in_a_minute(seed: int) -> None:
+    """Requests reach the window with times up to 2 s out of order (concurrent lookups
+    finishing in any order): on the window's clock (a late one counts at the newest time
+    seen), no minute holds more than the limit, and the budget is still all usable."""
+    rng = random.Random(seed)
+    window = SlidingWindow(limit=600, period_ms=MINUTE)
+    sent = sorted(rng.uniform(0, 3 * MINUTE) for _ in range(6_000))
+    arrivals = sorted(sent, key=lambda t: t + rng.uniform(0, 2_000))
+    admitted, newest = [], 0.0
+    for t in arrivals:
+        newest = max(newest, t)
+        if window.hit("k", int(t)):
+            admitted.append(int(newest))
+    assert _most_in_a_minute(admitted) <= 600
+    assert len(admitted) >= 2 * 600
+
+
+def _most_in_a_minute(times: list[float]) -> int:
+    """The most events any 60 s holds (times sorted)."""
+    most, first = 0, 0
+    for last, t in enumerate(times):
+        while times[first] <= t - MINUTE:
+            first += 1
+        most = max(most, last - first + 1)
+    return most
+
+
+class JitteryTokens:
+    """A token store whose lookups finish in any order (D1's latency varies)."""
+
+    def __init__(self, rng: random.Random, clock: Clock) -> None:
+        self.rng, self.clock = rng, clock
+
+    async def lookup(self, token: str) -> Principal | None:
+        for _ in range(self.rng.randint(0, 20)):
+            await asyncio.sleep(0)
+        return Principal("user", "ann", "t1")
+
+
+@pytest.mark.parametrize("seed", range(3))
+async def test_eight_concurrent_clients_get_at_most_the_budget_a_minute(
+    seed: int, clock: Clock
+) -> None:
+    """The red team's 8 clients, in simulation: each request's lookup yields a random number
+    of times, the clock advances as requests are sent. 851 of them got through in 60 s
+    against 600 (the window was reset by every late arrival); none over the budget now."""
+    rng = random.Random(seed)
+    admission = Admission(Budgets())
+    tokens = JitteryTokens(rng, clock)
+    _, token = mint_token(ADMIN)
+    caller = Caller(authorization=f"Bearer {token}", address="192.0.2.1", raw_path="/v1/users/ann")
+    start = clock.now
+    admitted: list[int] = []
+
+    async def client() -> None:
+        while clock.now - start < 2 * MINUTE:
+            clock.advance(rng.randint(0, 30))
+            outcome = await admission.admit(caller, ADMIN, tokens, None, clock)  # type: ignore[arg-type]
+            if isinstance(outcome, Principal):
+                admitted.append(clock.now)
+
+    await asyncio.gather(*(client() for _ in range(8)))
+    assert _most_in_a_minute(sorted(admitted)) <= DEFAULT_REQUESTS_PER_MINUTE
+    assert len(admitted) >= DEFAULT_REQUESTS_PER_MINUTE  # the budget is usable
+
+
+async def test_a_clock_header_never_moves_the_budget(
+    memkv: InMemoryKV, db: CountingD1, clock: Clock
+) -> None:
+    """With ALLOW_CLOCK_OVERRIDE, a decreasing `X-Entity-Memory-Now` switched every limit
+    off; the header moves the data's clock, the budget counts on the Worker's."""
+    extra = {REQUESTS_PER_MINUTE_VAR: str(BUDGET)}
+    async with _client(memkv, db, clock, extra, allow_clock_override=True) as api:
+        ann = auth((await mint(api, "ann"))["token"])
+        codes = []
+        for i in range(BUDGET + 3):
+            pinned = {**ann, CLOCK_HEADER: str(2_000_000_000_000 - i * MINUTE)}
+            codes.append((await api.get("/v1/users/ann/entities", headers=pinned)).status_code)
+        later = {**ann, CLOCK_HEADER: str(3_000_000_000_000)}
+        codes.append((await api.get("/v1/users/ann/entities", headers=later)).status_code)
+        assert codes == [200] * BUDGET + [429] * 4
+        clock.advance(MINUTE)
+        assert (await api.get("/v1/users/ann/entities", headers=later)).status_code == 200
 
 
 def test_a_window_remembers_a_bounded_number_of_keys() -> None:

@@ -56,7 +56,8 @@ async def request_bindings(request: Request) -> Bindings:
     db = None
     if base.db is not None:
         db = request.state.d1_counter = CountingD1(guarded(base.db, "D1"))
-    clock = base.clock
+    # The Worker's own clock, for what must never follow a time a request states (budgets).
+    request.state.worker_clock = clock = base.clock
     override = request.headers.get(CLOCK_HEADER)
     if override and base.settings.allow_clock_override:
         fixed = parse_clock(override)

@@ -75,7 +75,9 @@ async def _admit(request: Request) -> Principal | JSONResponse:
     )
     tokens = None if b.db is None else TokenStore(b.db, b.settings.api_token)
     admission = admission_for(request.app.state, b.vars)
-    outcome = await admission.admit(caller, b.settings.api_token, tokens, b.rate_limit, b.clock())
+    # Budgets count on the Worker's clock: `X-Entity-Memory-Now` moves the data's clock only.
+    clock = request.state.worker_clock
+    outcome = await admission.admit(caller, b.settings.api_token, tokens, b.rate_limit, clock)
     if isinstance(outcome, Refusal):
         return error_response(outcome.status, outcome.code, outcome.message, None, outcome.headers)
     return outcome

@@ -19,7 +19,7 @@ import base64
 import hashlib
 import hmac
 import secrets
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -196,8 +196,10 @@ def _too_many(message: str, retry_after_ms: int) -> Refusal:
 class Admission:
     """Authentication, scope and budgets for one isolate's requests (one per app).
 
-    Counts live in this isolate and follow the request's clock (`service.rate_limits`); the
-    rate-limit binding, when bound, is consulted after them as the cross-isolate backstop.
+    Counts live in this isolate (`service.rate_limits`); the rate-limit binding, when bound,
+    is consulted after them as the cross-isolate backstop. The clock is read when an event is
+    counted, after any await (a token lookup), so concurrent requests are counted at the times
+    they reach the window; the window is monotonic besides, so no order of arrival resets it.
     """
 
     def __init__(self, budgets: Budgets) -> None:
@@ -216,8 +218,10 @@ class Admission:
         admin_token: str | None,
         tokens: TokenStore | None,
         rate_limit: RateLimit | None,
-        now_ms: int,
+        clock: Callable[[], int],
     ) -> Principal | Refusal:
+        """The caller's principal, or why it is turned away. `clock` is the Worker's own
+        (epoch ms), never a time the request states."""
         if admin_token is None:
             return Principal("open")
         given = bearer(caller.authorization)
@@ -228,18 +232,18 @@ class Admission:
             if principal is None:
                 return UNAUTHORIZED
         else:
-            wait = self._held_for(caller.address, now_ms)
+            wait = self._held_for(caller.address, clock())
             if wait:
                 return _too_many(
                     "too many failed authentications from this address; retry later", wait
                 )
             principal = None if given is None or tokens is None else await tokens.lookup(given)
             if principal is None:
-                await self._failed(caller.address, now_ms, rate_limit)
+                await self._failed(caller.address, clock, rate_limit)
                 return UNAUTHORIZED
         if not principal.may_access(caller.raw_path):
             return FORBIDDEN
-        return await self._within_budget(principal, now_ms, rate_limit)
+        return await self._within_budget(principal, clock, rate_limit)
 
     async def _tagged(self, token: str, tokens: TokenStore | None) -> Principal | None:
         digest = hash_token(token)
@@ -258,18 +262,21 @@ class Admission:
             self.failures.retry_after_ms(address, now_ms), self.held.retry_after_ms(address, now_ms)
         )
 
-    async def _failed(self, address: str, now_ms: int, rate_limit: RateLimit | None) -> None:
-        self.failures.hit(address, now_ms)
+    async def _failed(
+        self, address: str, clock: Callable[[], int], rate_limit: RateLimit | None
+    ) -> None:
+        self.failures.hit(address, clock())
         if rate_limit is not None and not await rate_limit(f"unauthenticated:{address}"):
-            self.held.hit(address, now_ms)
+            self.held.hit(address, clock())
 
     async def _within_budget(
-        self, principal: Principal, now_ms: int, rate_limit: RateLimit | None
+        self, principal: Principal, clock: Callable[[], int], rate_limit: RateLimit | None
     ) -> Principal | Refusal:
         key = principal.rate_key
         if key is None:
             return principal
         message = "too many requests for this token; retry later"
+        now_ms = clock()
         if not self.requests.hit(key, now_ms):
             return _too_many(message, self.requests.retry_after_ms(key, now_ms))
         if rate_limit is not None and not await rate_limit(key):

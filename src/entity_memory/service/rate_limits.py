@@ -5,8 +5,14 @@ The platform's `[[ratelimits]]` binding is approximate by design: it counts in f
 location, and eventually consistently (a burst overshoots while the counter syncs). The budget
 the README documents ("600 a minute") is therefore also enforced here, exactly, as a sliding
 window: no more than `limit` admitted events in any `period_ms`. Across isolates and locations
-the binding remains the backstop. Counting on the request's clock (not the wall clock) lets a
-test pin time and get the same answer on a loaded machine as on an idle one.
+the binding remains the backstop.
+
+The count is monotonic per key: a time older than the newest a key has seen counts as that
+newest time, so requests that reach the window out of order (concurrent ones, whose token
+lookups finish in any order) and a clock that steps back can never empty a full window.
+Counting is on the Worker's clock, never on a time a request states
+(`X-Entity-Memory-Now` moves the data's clock only): a test passes its own clock to the
+bindings to pin it.
 """
 
 from __future__ import annotations
@@ -67,29 +73,33 @@ class SlidingWindow:
         self.limit, self.period_ms, self.max_keys = limit, period_ms, max_keys
         self._keys: dict[str, _Slots] = {}
 
-    def _slots(self, key: str, now_ms: int) -> _Slots:
+    def _slots(self, key: str) -> _Slots:
         slots = self._keys.pop(key, None)
-        if slots is None or slots.newest > now_ms:
-            # New, or the clock went back (a replay pinned an earlier time): start afresh
-            # rather than refuse until the clock passes times it has left behind.
+        if slots is None:
             slots = _Slots(self.limit)
             if len(self._keys) >= self.max_keys:
                 self._keys.pop(next(iter(self._keys)))
         self._keys[key] = slots  # most recently used last
         return slots
 
+    def _now(self, key: str, now_ms: int) -> int:
+        """The key's time: never earlier than the newest event it has counted."""
+        slots = self._keys.get(key)
+        return now_ms if slots is None else max(now_ms, slots.newest)
+
     def full(self, key: str, now_ms: int) -> bool:
         """Whether one more event now would exceed the budget (nothing is recorded)."""
         slots = self._keys.get(key)
-        if slots is None or slots.newest > now_ms:
+        if slots is None:
             return False
-        return slots.times[slots.head] > now_ms - self.period_ms
+        return slots.times[slots.head] > self._now(key, now_ms) - self.period_ms
 
     def hit(self, key: str, now_ms: int) -> bool:
         """Record an event now if the budget allows it; False (nothing recorded) if not."""
         if self.full(key, now_ms):
             return False
-        slots = self._slots(key, now_ms)
+        now_ms = self._now(key, now_ms)
+        slots = self._slots(key)
         slots.times[slots.head] = now_ms
         slots.head = (slots.head + 1) % self.limit
         slots.newest = now_ms
@@ -100,4 +110,4 @@ class SlidingWindow:
         if not self.full(key, now_ms):
             return 0
         slots = self._keys[key]
-        return slots.times[slots.head] + self.period_ms - now_ms
+        return slots.times[slots.head] + self.period_ms - self._now(key, now_ms)
