@@ -168,3 +168,42 @@ def test_every_synonym_names_a_category() -> None:
     assert set(PREFERENCE_CATEGORY_SYNONYMS.values()) <= set(PREFERENCE_CATEGORIES)
     assert not set(PREFERENCE_CATEGORY_SYNONYMS) & set(PREFERENCE_CATEGORIES)
     assert all(preference_category(c) == c for c in PREFERENCE_CATEGORIES)
+
+
+#: Dot segments percent-encoded once, twice or three times, in any case (plain `.` and `..`
+#: are resolved by every client and URL parser before a route sees them; the client refuses
+#: to build them: tests/clients).
+DOT_SEGMENTS = ["%2e", "%2E%2e", ".%2e", "%252e", "%252e%252e", "%25252E."]
+
+
+@pytest.mark.parametrize("dots", DOT_SEGMENTS)
+@pytest.mark.parametrize(
+    ("method", "template"),
+    [
+        ("DELETE", "/v1/users/u/entities/campaign/{}"),
+        ("DELETE", "/v1/users/u/entities/{}/campaign-alpha"),
+        ("GET", "/v1/users/u/jobs/{}"),
+        ("DELETE", "/v1/users/u/jobs/{}/"),
+        ("DELETE", "/v1/users/{}"),
+        ("DELETE", "/v1/admin/tokens/{}"),
+    ],
+)
+async def test_a_dot_segment_is_refused_and_erases_nothing(
+    api: httpx.AsyncClient, memkv: InMemoryKV, method: str, template: str, dots: str
+) -> None:
+    """Whatever the encoding, and with no redirect a client could resolve into the user's
+    root (`.../jobs/%252e%252e/` answered 307 to `.../jobs/%2e%2e`, which is `/v1/users/u`)."""
+    body = {"session_id": "s1", "entities": [CAMPAIGN]}
+    assert (await api.put("/v1/users/u/entities", json=body, headers=BEARER)).status_code == 200
+    raw = template.format(dots).encode()
+    request = api.build_request(method, "http://t/", headers=BEARER)
+    request.url = request.url.copy_with(raw_path=raw)
+    r = await api.send(request, follow_redirects=False)
+    assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_id", (raw, r.text)
+    assert "location" not in r.headers
+    assert await memkv.get_json("entity:u:campaign:campaign-alpha") is not None
+
+
+async def test_a_trailing_slash_is_not_redirected(api: httpx.AsyncClient) -> None:
+    r = await api.get("/v1/users/u/entities/", headers=BEARER, follow_redirects=False)
+    assert r.status_code == 404 and "location" not in r.headers

@@ -53,6 +53,10 @@ def create_app(
         title="entity-memory",
         version=__version__,
         description="Long-term memory of named, typed entities for AI agents.",
+        # No 307 to the path without its trailing slash: the redirect is built from the
+        # decoded path, so `.../jobs/%252e%252e/` pointed a client at `.../jobs/%2e%2e`,
+        # which its URL parser resolves to the user's root (whose DELETE is the erasure).
+        redirect_slashes=False,
     )
     app.state.bind = bind
     app.state.extractor_factory = extractor_factory
