@@ -312,10 +312,70 @@ function sendJson(res, status, body) {
   res.end(JSON.stringify(body));
 }
 
-async function readBody(req) {
-  const chunks = [];
-  for await (const chunk of req) chunks.push(chunk);
-  return Buffer.concat(chunks);
+// How long a request's body may take to arrive, whole: a client that declares more than it
+// sends gets 408 instead of holding a connection (and its buffers) open.
+const BODY_TIMEOUT_MS = 10_000;
+
+class BodyRefused extends Error {
+  constructor(status, code, message) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+// The Worker's body cap (entity_memory.domain.limits, the one place it is set), read once.
+let bodyCap;
+function maxBodyBytes(app) {
+  bodyCap ??= Number(app.pyodide.pyimport("entity_memory.domain.limits").MAX_BODY_BYTES);
+  return bodyCap;
+}
+
+// The body, enforcing the cap while reading: a declared length over it is refused before a
+// byte is read, a chunked body as soon as its bytes pass it (nothing past the cap is kept),
+// and a body that stops arriving after BODY_TIMEOUT_MS.
+function readBody(req, cap) {
+  return new Promise((resolve, reject) => {
+    const tooLarge = () => new BodyRefused(413, "too_large", `request body over ${cap} bytes`);
+    const declared = req.headers["content-length"];
+    if (declared !== undefined && Number(declared) > cap) {
+      reject(tooLarge());
+      return;
+    }
+    const chunks = [];
+    let size = 0;
+    const finish = (err, body) => {
+      clearTimeout(timer);
+      req.off("data", onData).off("end", onEnd).off("error", finish);
+      if (err) {
+        req.pause();
+        reject(err);
+      } else resolve(body);
+    };
+    const onData = (chunk) => {
+      size += chunk.length;
+      if (size > cap) finish(tooLarge());
+      else chunks.push(chunk);
+    };
+    const onEnd = () => finish(null, Buffer.concat(chunks));
+    const timer = setTimeout(() => {
+      const why = `request body not received within ${BODY_TIMEOUT_MS / 1000} s`;
+      finish(new BodyRefused(408, "body_timeout", why));
+    }, BODY_TIMEOUT_MS);
+    req.on("data", onData).on("end", onEnd).on("error", finish);
+  });
+}
+
+// Answer a refused body and drop the connection: the rest of the body is never read.
+function refuseBody(req, res, err) {
+  if (!(err instanceof BodyRefused)) throw err;
+  res.shouldKeepAlive = false;
+  res.on("finish", () => {
+    req.socket.end();
+    setTimeout(() => req.socket.destroy(), 2_000).unref();
+  });
+  res.writeHead(err.status, { "content-type": "application/json", connection: "close" });
+  res.end(JSON.stringify({ error: { code: err.code, message: err.message } }));
 }
 
 function toWebRequest(req, body) {
@@ -345,9 +405,16 @@ async function writeResponse(res, response) {
 }
 
 async function handleFetch(app, req, res) {
+  let body;
+  try {
+    body = await readBody(req, maxBodyBytes(app));
+  } catch (err) {
+    refuseBody(req, res, err);
+    return;
+  }
   let request;
   try {
-    request = toWebRequest(req, await readBody(req));
+    request = toWebRequest(req, body);
   } catch (err) {
     // A Host header that is not a host (`Host: a b`) makes no URL: the client's error, as at
     // Cloudflare's edge, not the Worker's. The same code as the Worker's own Host check.

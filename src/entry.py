@@ -5,7 +5,7 @@ import asgi
 from workers import DurableObject, WorkerEntrypoint
 
 from adapters.durable_object import alarm_setter, open_table, storage_emptier
-from adapters.workers import bind
+from adapters.workers import bind, refuse_declared_too_large
 from entity_memory.http.app import create_app
 from entity_memory.http.errors import refusal_for
 from entity_memory.service.maintenance import scheduled_reindex
@@ -19,6 +19,9 @@ app = create_app(bind)
 
 class Default(WorkerEntrypoint):
     async def fetch(self, request):
+        refused = refuse_declared_too_large(request)
+        if refused is not None:
+            return refused
         return await asgi.fetch(app, request, self.env, self.ctx)
 
     async def scheduled(self, controller, env, ctx):

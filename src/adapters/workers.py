@@ -17,6 +17,7 @@ from typing import Any
 
 from adapters.durable_object import durable_writers
 from entity_memory.embeddings.embedder import AiRun
+from entity_memory.http.middleware import TOO_LARGE_MESSAGE, declared_too_large
 from entity_memory.service.bindings import Bindings
 from entity_memory.settings import VAR_NAMES, HttpPost, RateLimit, Settings
 from entity_memory.storage.index_snapshots import IndexSnapshots
@@ -350,3 +351,16 @@ def _lazy_rate_limit(env: Any) -> RateLimit:
         return True if check is None else await check(key)
 
     return limit
+
+
+def refuse_declared_too_large(request: Any) -> Any | None:
+    """A 413 for a request whose declared `Content-Length` passes the body cap, or None.
+
+    Checked before the SDK's ASGI bridge runs: the bridge reads the whole body into memory
+    before the app (and its middleware's same check) sees the request."""
+    if not declared_too_large(request.headers.get("content-length")):
+        return None
+    from workers import Response  # the Workers runtime only; imported on first use
+
+    body = json.dumps({"error": {"code": "too_large", "message": TOO_LARGE_MESSAGE}})
+    return Response(body, status=413, headers={"content-type": "application/json"})

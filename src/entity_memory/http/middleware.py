@@ -29,7 +29,13 @@ KV_OPS_HEADER = "X-KV-Operations"
 #: Index-key writes the user's writer has made so far (benches check coalescing).
 INDEX_WRITES_HEADER = "X-Index-Writes"
 D1_OPS_HEADER = "X-D1-Statements"
-_TOO_LARGE = f"request body over {MAX_BODY_BYTES} bytes"
+TOO_LARGE_MESSAGE = f"request body over {MAX_BODY_BYTES} bytes"
+
+
+def declared_too_large(content_length: str | None) -> bool:
+    """Whether a declared `Content-Length` passes the body cap (refused before reading)."""
+    declared = (content_length or "").strip()
+    return declared.isdigit() and int(declared) > MAX_BODY_BYTES
 
 
 async def body_problem(request: Request) -> JSONResponse | None:
@@ -39,13 +45,12 @@ async def body_problem(request: Request) -> JSONResponse | None:
     with no content type as JSON, and a check that guesses which it will parse can guess
     wrong. The measure is linear in the body's length (`safe_json`), and a plain-text
     transcript nests no brackets 64 deep."""
-    declared = request.headers.get("content-length", "").strip()
-    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-        return error_response(413, "too_large", _TOO_LARGE)
+    if declared_too_large(request.headers.get("content-length")):
+        return error_response(413, "too_large", TOO_LARGE_MESSAGE)
     # Read whatever the method and headers say: an HTTP/2 body needs no Content-Length.
     body = await request.body()  # Starlette caches it for the route
     if len(body) > MAX_BODY_BYTES:
-        return error_response(413, "too_large", _TOO_LARGE)
+        return error_response(413, "too_large", TOO_LARGE_MESSAGE)
     if safe_json.nesting_exceeds(body):
         message = f"JSON nests deeper than {safe_json.MAX_JSON_DEPTH} levels"
         return error_response(400, "json_too_deep", message)
