@@ -20,6 +20,8 @@ from urllib.parse import quote
 
 import httpx
 
+from .ids import has_dot_segment, id_problem, type_problem
+
 __all__ = [
     "DEFAULT_URL",
     "AsyncEntityMemory",
@@ -38,7 +40,6 @@ __all__ = [
 ]
 
 DEFAULT_URL = "http://127.0.0.1:8787"
-ENTITY_TYPES = ("campaign", "metric", "decision", "pain_point", "preference")
 EntityType = Literal["campaign", "metric", "decision", "pain_point", "preference"]
 Extractor = Literal["rules", "workers-ai", "openai"]
 
@@ -192,6 +193,29 @@ def _seg(value: str) -> str:
     return quote(str(value), safe="")
 
 
+def _id(value: str, kind: str) -> str:
+    """`value` as a path segment, once it is an id the service accepts: refused here, before
+    a URL is built, since a dot segment would address a parent path (`ids`)."""
+    problem = id_problem(value, kind)
+    if problem is not None:
+        raise InvalidId(problem, code="invalid_id")
+    return _seg(value)
+
+
+def _type(value: str) -> str:
+    problem = type_problem(value)
+    if problem is not None:
+        raise InvalidType(problem, code="invalid_type")
+    return _seg(value)
+
+
+def _checked(req: _Request) -> _Request:
+    """The last guard before sending: no path with a dot segment leaves the client."""
+    if has_dot_segment(req.path):
+        raise InvalidId(f"refusing a path with a dot segment: {req.path!r}", code="invalid_id")
+    return req
+
+
 def retry_after_seconds(response: httpx.Response | None) -> float | None:
     """`Retry-After` as seconds (delta-seconds or an HTTP date), or None."""
     if response is None:
@@ -243,7 +267,7 @@ class _Core:
         chosen = user or self.user
         if not chosen:
             raise ValueError("no user id: pass user=..., or set ENTITY_MEMORY_USER")
-        return _seg(chosen)
+        return _id(chosen, "user")
 
     def _delay(self, attempt: int, response: httpx.Response | None) -> float:
         told = retry_after_seconds(response)
@@ -284,7 +308,7 @@ class _Core:
         return _Request("GET", f"/v1/users/{self._user(user)}/entities", params=params)
 
     def _entity_path(self, type: str, id: str, user: str | None) -> str:
-        return f"/v1/users/{self._user(user)}/entities/{_seg(type)}/{_seg(id)}"
+        return f"/v1/users/{self._user(user)}/entities/{_type(type)}/{_id(id, 'entity')}"
 
     def _get(self, type: str, id: str, user: str | None) -> _Request:
         return _Request("GET", self._entity_path(type, id, user))
@@ -338,7 +362,7 @@ class _Core:
             body["transcript"] = transcript
         if extractor:
             body["extractor"] = extractor
-        path = f"/v1/users/{self._user(user)}/sessions/{_seg(session_id)}/extract"
+        path = f"/v1/users/{self._user(user)}/sessions/{_id(session_id, 'session')}/extract"
         if wait <= 0:
             return _Request("POST", path, json=body)
         # The HTTP timeout outlasts the wait, so the service's 202 (not a timeout) ends it.
@@ -346,7 +370,7 @@ class _Core:
         return _Request("POST", path, params=params, json=body, timeout=wait + self.timeout)
 
     def _job(self, job_id: str, user: str | None) -> _Request:
-        return _Request("GET", f"/v1/users/{self._user(user)}/jobs/{_seg(job_id)}")
+        return _Request("GET", f"/v1/users/{self._user(user)}/jobs/{_id(job_id, 'job')}")
 
     def _jobs(self, user: str | None) -> _Request:
         return _Request("GET", f"/v1/users/{self._user(user)}/jobs")
@@ -392,6 +416,7 @@ class EntityMemory(_Core):
         self.close()
 
     def _send(self, req: _Request) -> Any:
+        req = _checked(req)
         attempt = 0
         while True:
             response: httpx.Response | None = None
@@ -518,6 +543,7 @@ class AsyncEntityMemory(_Core):
         await self.aclose()
 
     async def _send(self, req: _Request) -> Any:
+        req = _checked(req)
         attempt = 0
         while True:
             response: httpx.Response | None = None

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from .ids import id_problem
 
 DEFAULT_URL = "http://127.0.0.1:8787"
 
@@ -48,18 +49,12 @@ class ConfigError(Exception):
     pass
 
 
-#: The service's id rule (user, entity and session ids; its domain/keys.py): checked here so a
-#: bad id is named as one, not answered with the 404 of the URL it would make (`a/b`).
-_ID_RE = re.compile(r"[A-Za-z0-9._@+-]{1,128}")
-
-
 def check_id(value: str, kind: str = "user") -> str:
-    """`value` when the service would accept it as an id, else ConfigError saying why."""
-    if not _ID_RE.fullmatch(value) or set(value) == {"."}:
-        raise ConfigError(
-            f"invalid {kind} id {value!r}: 1 to 128 ASCII letters, digits and . _ @ + -"
-            " (not only dots)"
-        )
+    """`value` when the service would accept it as an id, else ConfigError saying why (the
+    rule is `ids.id_problem`, shared with the client and the MCP server)."""
+    problem = id_problem(value, kind)
+    if problem is not None:
+        raise ConfigError(problem)
     return value
 
 
