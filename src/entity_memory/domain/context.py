@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from entity_memory.domain.amounts import amount, plain_number
+from entity_memory.domain.fence import neutralise
 from entity_memory.domain.task_dates import day_of, measured_ms
 from entity_memory.domain.text import STOP_WORDS, estimate_tokens, normalize_name, tokenize
 from entity_memory.domain.trends import trend_of
@@ -43,16 +44,8 @@ ITEMS_PER_TYPE = 5
 #: compares with) and the latest ones; those between are elided.
 SERIES_SHOWN = 5
 
-_BLOCK_TAG = re.compile(r"<(\s*/?\s*entity_memory\s*)>", re.IGNORECASE)
-_WHITESPACE = re.compile(r"\s+")
 
 __all__ = ["SECTION_ORDER", "TYPE_LABELS", "assemble_entity_context", "estimate_tokens"]
-
-
-def neutralise(text: Any) -> str:
-    """Stored text as inert data: one line, and no tag that could end or start the block."""
-    flat = _WHITESPACE.sub(" ", str(text)).strip()
-    return _BLOCK_TAG.sub(lambda m: f"\u2039{m.group(1)}\u203a", flat)
 
 
 def _date(ms: Any) -> str | None:
