@@ -226,8 +226,15 @@ METRIC = {"type": "metric", "name": "Alpha CPA", "metadata": {"kpi": "CPA", "val
 #: Times a client may not state: no calendar date (past year 9999), not an integer, or
 #: seconds (read as milliseconds, a day in January 1970).
 BAD_TIMES = (MAX_SAFE_INTEGER, 253_402_300_800_000, True, "1772539200000", 1_772_539_200, 0)
-#: Days that do not exist, or not in ASCII digits.
-BAD_DAYS = ("2026-02-31", "2026-13-45", "\uff12\uff10\uff12\uff16-03-03")
+#: Days that do not exist, or not in ASCII digits, or before the floor every stated time has
+#: (a provenance or history `at` must be from 2000 on; so must the day a value was measured).
+BAD_DAYS = (
+    "2026-02-31",
+    "2026-13-45",
+    "\uff12\uff10\uff12\uff16-03-03",
+    "0001-01-01",
+    "1999-12-31",
+)
 
 
 @pytest.mark.parametrize(

@@ -23,7 +23,12 @@ from pydantic.alias_generators import to_camel
 
 from entity_memory.domain.keys import ENTITY_TYPES, validate_id
 from entity_memory.domain.safe_json import MAX_SAFE_INTEGER
-from entity_memory.domain.task_dates import MAX_EPOCH_MS, MIN_EPOCH_MS, is_real_day
+from entity_memory.domain.task_dates import (
+    EARLIEST_DAY,
+    MAX_EPOCH_MS,
+    MIN_EPOCH_MS,
+    is_real_day,
+)
 from entity_memory.domain.vocab import PREFERENCE_CATEGORIES, preference_category
 
 EntityType = Literal["campaign", "metric", "decision", "pain_point", "preference"]
@@ -253,6 +258,8 @@ class MetricInput(EntityInputBase):
         for day in (meta.observed_on, *(h.observed_on for h in meta.history)):
             if day and not is_real_day(day):
                 raise ValueError(f"observedOn {day!r} is not a real day (YYYY-MM-DD)")
+            if day and day < EARLIEST_DAY:
+                raise ValueError(f"observedOn {day!r} is before {EARLIEST_DAY}, the earliest time")
         return self
 
 

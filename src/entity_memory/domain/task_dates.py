@@ -144,6 +144,11 @@ def iso_day(ms: int) -> str:
     return datetime.fromtimestamp(ms / 1000, tz=UTC).date().isoformat()
 
 
+#: The earliest day a value can have been measured on: the day of `MIN_EPOCH_MS`, the floor of
+#: every time a client states, so a stated day and a stated time share one floor.
+EARLIEST_DAY = iso_day(MIN_EPOCH_MS)
+
+
 def day_start_ms(day: str) -> int:
     """Epoch milliseconds of a YYYY-MM-DD day's start (UTC): where a dated value sorts among
     times."""
