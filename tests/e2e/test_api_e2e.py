@@ -13,6 +13,7 @@ import httpx
 import pytest
 
 from .conftest import Host
+from .hostile import CONTENT_TYPES, chunked_upload, quadratic_body, short_body
 
 pytestmark = pytest.mark.e2e
 
@@ -253,3 +254,59 @@ def test_openapi_is_served(host: Host) -> None:
         spec = c.get("/openapi.json").json()
     assert "/v1/users/{user_id}/context" in spec["paths"]
     assert spec["info"]["title"] == "entity-memory"
+
+
+# --- hostile input (issue 39) ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("content_type", CONTENT_TYPES)
+def test_depth_6000_is_400_under_any_content_type_and_the_host_lives(
+    host: Host, content_type: str | None
+) -> None:
+    """`application/JSON` bodies skipped the depth check and FastAPI parsed them: the host
+    died (`Maximum call stack size exceeded`)."""
+    headers = {"content-type": content_type} if content_type else {}
+    with httpx.Client(base_url=host.base_url, timeout=120) as c:
+        for path in ("/v1/users/e2e-deep/context", "/v1/users/e2e-deep/expired"):
+            r = c.post(path, content="[" * 6000 + "]" * 6000, headers=headers)
+            assert r.status_code == 400 and r.json()["error"]["code"] == "json_too_deep", r.text
+        assert c.get("/healthz").status_code == 200
+
+
+@pytest.mark.parametrize("size", [32 * 1024, 1024 * 1024])
+def test_the_escaped_quote_bodies_are_answered_and_the_host_stays_free(
+    host: Host, size: int
+) -> None:
+    """32 KB took 11 s (and `/healthz` waited); 1 MiB would have taken hours. The timeout is a
+    hang guard; bench.hostile_bodies reports the times."""
+    with httpx.Client(base_url=host.base_url, timeout=120) as c:
+        headers = {"content-type": "application/json"}
+        r = c.post("/v1/users/e2e-quad/context", content=quadratic_body(size), headers=headers)
+        assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_json", r.text
+        assert c.get("/healthz").status_code == 200
+
+
+def test_a_chunked_upload_over_the_cap_is_cut_while_reading(host: Host) -> None:
+    """The host read all of a 256 MiB upload (504 MB to 1,414 MB) before answering 413; now it
+    answers once the cap is passed and reads no more."""
+    status, sent = chunked_upload(host.base_url, "/v1/users/e2e-big/context", 256 * 1024 * 1024)
+    assert status == 413
+    assert sent < 64 * 1024 * 1024, sent  # the kernel's buffers, not the whole upload
+    assert httpx.get(f"{host.base_url}/healthz", timeout=60).status_code == 200
+
+
+def test_a_body_shorter_than_declared_gets_an_answer(host: Host) -> None:
+    """`Content-Length: 999999999` with 2 bytes held a connection 30 s and more, unanswered."""
+    assert short_body(host.base_url, "/v1/users/e2e-short/context", 999_999_999, b"{}") == 413
+    assert short_body(host.base_url, "/v1/users/e2e-short/context", 100, b"{}") == 408
+
+
+def test_a_double_encoded_dot_job_is_refused_not_redirected_to_the_user(host: Host) -> None:
+    """`DELETE .../jobs/%252e%252e/` answered 307 to `.../jobs/%2e%2e`: the user's root."""
+    body = {"session_id": "s1", "entities": [{"type": "campaign", "name": "Alpha"}]}
+    with httpx.Client(base_url=host.base_url, timeout=60, follow_redirects=False) as c:
+        assert c.put("/v1/users/e2e-dots/entities", json=body).status_code == 200
+        for path in ("/v1/users/e2e-dots/jobs/%252e%252e/", "/v1/users/e2e-dots/jobs/%252e%252e"):
+            r = c.delete(path)
+            assert 400 <= r.status_code < 500 and "location" not in r.headers, (path, r.text)
+        assert c.get("/v1/users/e2e-dots/entities").json()["count"] == 1
