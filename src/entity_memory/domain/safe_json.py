@@ -13,9 +13,11 @@ that backtracks took 11 s on 32 KB of `\\"` and would have taken hours on 1 MiB)
    the parser would read it);
 3. what is left is reduced to its brackets, and one regular expression of the bounded-depth
    Dyck language, with possessive repeats only, takes every balanced group nested at most
-   `MAX_JSON_DEPTH` deep. If it stops at the end, or at an unmatched closing bracket (where
-   the parser stops with an error), the document passes; if it stops at an opening bracket
-   (a group too deep, or never closed), what follows is scanned once for its deepest prefix.
+   `MAX_JSON_DEPTH` deep. Where it stops at an opening bracket (a group too deep, or never
+   closed), that bracket counts as one level and the next pass allows one level less; more
+   than `MAX_JSON_DEPTH` such levels is too deep. An unmatched closing bracket at the top is
+   where the parser stops with an error, so nothing after it is parsed. Each byte is read
+   once (a pass resumes where the last stopped); a pattern is compiled once per depth.
 
 A document passes when no prefix the parser could reach nests deeper than the limit; one that
 passes may still be invalid JSON (the parser says so, without recursing deeper).
@@ -25,8 +27,7 @@ from __future__ import annotations
 
 import json
 import re
-from array import array
-from itertools import accumulate
+from functools import cache
 from typing import Any
 
 #: Deeper than any document this service reads (entity metadata is 3 levels).
@@ -44,18 +45,14 @@ class JsonTooDeep(ValueError):
     """The document nests deeper than `MAX_JSON_DEPTH`."""
 
 
-def _balanced_groups(depth: int) -> re.Pattern[bytes]:
-    """Any run of balanced groups nested at most `depth` deep (possessive: linear time)."""
+@cache
+def _balanced(depth: int) -> re.Pattern[bytes]:
+    """Any run of balanced groups nested at most `depth` deep (possessive: linear time).
+    Compiled once per depth, when a document first needs it."""
     pattern = b""
     for _ in range(depth):
         pattern = rb"(?:\(" + pattern + rb"\))*+"
     return re.compile(pattern)
-
-
-_BALANCED = _balanced_groups(MAX_JSON_DEPTH)
-#: Each bracket as a signed byte: +1 opens, -1 closes (for the exact scan of what is left).
-_STEPS = bytes.maketrans(_OPEN + _CLOSE, b"\x01\xff")
-_CHUNK = 4096
 
 
 def _utf8(data: bytes) -> bytes:
@@ -73,40 +70,27 @@ def _brackets(data: bytes) -> bytes:
     return outside.translate(_BRACKETS, _NOT_BRACKETS)
 
 
-def _nests_over(brackets: bytes, limit: int) -> bool:
-    """Whether a prefix of `brackets` nests deeper than `limit`: a C-level scan of each chunk
-    that could reach it (a chunk with too few openings to is only counted), stopping at the
-    first that does."""
-    depth = 0
-    for start in range(0, len(brackets), _CHUNK):
-        chunk = brackets[start : start + _CHUNK]
-        opens = chunk.count(_OPEN)
-        if depth + opens > limit:
-            steps = array("b")
-            steps.frombytes(chunk.translate(_STEPS))
-            if depth + max(accumulate(steps)) > limit:
-                return True
-        depth += 2 * opens - len(chunk)
-    return False
-
-
 def nesting_exceeds(raw: bytes | str, max_depth: int = MAX_JSON_DEPTH) -> bool:
     """Whether a parser reading `raw` as JSON could nest more than `max_depth` levels."""
     data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else _utf8(raw)
     if data.count(b"[") + data.count(b"{") <= max_depth:
         return False
     brackets = _brackets(data)
-    if max_depth == MAX_JSON_DEPTH:
-        # The common case in one regex pass: balanced groups, then the end or a closing
-        # bracket the parser stops at. Only an opening bracket that never closes within the
-        # depth (too deep, or never closed) leaves the rest to the exact scan.
-        position = _BALANCED.match(brackets).end()
-        if position == len(brackets) or brackets[position] == _CLOSE[0]:
+    position, depth = 0, 0
+    while True:
+        # Every balanced group that fits in the depth left, in one possessive pass.
+        position = _balanced(max_depth - depth).match(brackets, position).end()
+        if position == len(brackets):
             return False
-        brackets = brackets[position:]
-        if brackets.count(_OPEN) <= max_depth:
-            return False
-    return _nests_over(brackets, max_depth)
+        if brackets[position] == _CLOSE[0]:
+            if depth == 0:
+                return False  # an unmatched closing bracket: the parser stops there
+            depth -= 1  # closes a level counted below (a group the pass could not take)
+        else:
+            depth += 1  # an opening whose group is too deep, or never closes
+            if depth > max_depth:
+                return True
+        position += 1
 
 
 def check_depth(raw: bytes | str, max_depth: int = MAX_JSON_DEPTH) -> None:
