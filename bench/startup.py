@@ -11,6 +11,8 @@ machine changes the figures little; the median of --runs samples is printed, wit
 
 `--ref REF` measures another commit's src/ (exported with `git archive`) in the same way, for
 a before/after: the import of what a request does not need is the part this bench watches.
+`--floor` also measures a Worker that is only the framework (the SDK, FastAPI, pydantic and
+one route): what no change to the app's own modules can go below.
 Python Workers have an unpublished start-up CPU limit ("Python Worker startup exceeded CPU
 limit"), reported hit at about 4.8 s by others.
 """
@@ -72,6 +74,26 @@ def export_src(ref: str, into: Path) -> Path:
     return into / "src"
 
 
+#: The framework alone: the Worker entrypoint, an empty FastAPI app and one route.
+FLOOR_ENTRY = """
+import asgi
+from fastapi import FastAPI
+from workers import WorkerEntrypoint
+
+app = FastAPI()
+
+
+@app.get("/healthz")
+async def healthz() -> dict[str, str]:
+    return {"status": "ok"}
+
+
+class Default(WorkerEntrypoint):
+    async def fetch(self, request):
+        return await asgi.fetch(app, request, self.env, self.ctx)
+"""
+
+
 def measure(src: Path, runs: int) -> dict[str, list[Sample]]:
     with tempfile.TemporaryDirectory() as tmp:
         cold = []
@@ -105,12 +127,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--ref", help="also measure this commit's src/ (e.g. main)")
+    parser.add_argument("--floor", action="store_true", help="also measure the framework alone")
     args = parser.parse_args()
     if not any((REPO / "local" / ".wheels").glob("*.whl")):
         raise SystemExit("no local/.wheels: run scripts/setup first")
     if args.ref:
         with tempfile.TemporaryDirectory() as tmp:
             print_table(args.ref, measure(export_src(args.ref, Path(tmp)), args.runs))
+    if args.floor:
+        with tempfile.TemporaryDirectory() as tmp:
+            (Path(tmp) / "entry.py").write_text(FLOOR_ENTRY)
+            print_table("framework alone", measure(Path(tmp), args.runs))
     print_table("work tree", measure(REPO / "src", args.runs))
 
 
