@@ -8,10 +8,6 @@ from adapters.durable_object import alarm_setter, open_table, storage_emptier
 from adapters.workers import bind, refuse_declared_too_large
 from entity_memory.http.app import create_app
 from entity_memory.http.errors import refusal_for
-from entity_memory.service.maintenance import scheduled_reindex
-from entity_memory.service.retry_pending import scheduled_retry_pending
-from entity_memory.service.user_writer import WriterState
-from entity_memory.service.writer_host import WriterHost
 from entity_memory.settings import wall_clock_ms
 
 app = create_app(bind)
@@ -25,6 +21,11 @@ class Default(WorkerEntrypoint):
         return await asgi.fetch(app, request, self.env, self.ctx)
 
     async def scheduled(self, controller, env, ctx):
+        # Imported here, not at start-up: the cron and the writer need the extraction pipeline,
+        # which the Worker's start-up CPU (limited) does not pay for (bench/startup.py).
+        from entity_memory.service.maintenance import scheduled_reindex
+        from entity_memory.service.retry_pending import scheduled_retry_pending
+
         bindings = bind(self.env)
         reindexed = await scheduled_reindex(bindings)
         retried = await scheduled_retry_pending(bindings)
@@ -37,6 +38,9 @@ class UserWriter(DurableObject):
     reply's JSON. It has no `fetch`: the public API is served by the Worker alone."""
 
     def __init__(self, ctx, env):
+        from entity_memory.service.user_writer import WriterState
+        from entity_memory.service.writer_host import WriterHost
+
         super().__init__(ctx, env)
         set_alarm = alarm_setter(ctx)
         table = open_table(ctx)

@@ -27,8 +27,15 @@ from tests.e2e import miniflare_state
 REPO = Path(__file__).resolve().parents[2]
 READY = re.compile(r"ready on (http://\S+) in (\d+) ms")
 START_TIMEOUT_S = 120
-# No prompts, no telemetry, no colour codes in what the tests parse.
-CLI_ENV = {**os.environ, "CI": "true", "WRANGLER_SEND_METRICS": "false", "NO_COLOR": "1"}
+# No prompts, no telemetry, no colour codes in what the tests parse. node_modules/.bin first:
+# there scripts/setup links the node wrangler needs when the system's is older.
+CLI_ENV = {
+    **os.environ,
+    "PATH": os.pathsep.join([str(REPO / "node_modules" / ".bin"), os.environ.get("PATH", "")]),
+    "CI": "true",
+    "WRANGLER_SEND_METRICS": "false",
+    "NO_COLOR": "1",
+}
 
 
 class HostError(RuntimeError):

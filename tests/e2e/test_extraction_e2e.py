@@ -18,7 +18,7 @@ import httpx
 import pytest
 from bench import eval_scoring as score
 from bench.quality import malformed_name, stated_targets
-from bench.replay import load_scenarios, replay
+from bench.replay import EVAL_DIR, load_scenarios, replay
 
 from entity_memory.domain.models import parse_entity
 from tests.unit.llm_replay_server import ReplayServer, completion, error
@@ -28,15 +28,23 @@ from .hostproc import Host, start_host
 pytestmark = pytest.mark.e2e
 
 SCENARIOS = load_scenarios()
+#: The dev set lives beside the repository, not in it: a clone elsewhere runs the rest of this
+#: file and skips what replays the scenarios (CI, where the folder is laid, runs them).
+NO_DEV_SET = f"no dev scenarios in {EVAL_DIR} (the dev set beside the repository)"
 
 
 @pytest.fixture(scope="module")
 def runs(host: Host) -> dict[str, Any]:
+    if not SCENARIOS:
+        pytest.skip(NO_DEV_SET)
     with httpx.Client(base_url=host.base_url, timeout=120) as client:
         return {sc["scenario"]: replay(client, sc, "rules") for sc in SCENARIOS}
 
 
-@pytest.mark.parametrize("scenario", [sc["scenario"] for sc in SCENARIOS])
+@pytest.mark.parametrize(
+    "scenario",
+    [sc["scenario"] for sc in SCENARIOS] or [pytest.param("", marks=pytest.mark.skip(NO_DEV_SET))],
+)
 def test_stored_entities_are_well_formed_and_not_duplicated(
     runs: dict[str, Any], scenario: str
 ) -> None:

@@ -19,7 +19,7 @@ from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from entity_memory.domain.keys import ENTITY_TYPES, InvalidId, InvalidType
-from entity_memory.service.extract_session import ExtractionRequestError
+from entity_memory.service.extraction.errors import ExtractionRequestError
 from entity_memory.service.jobs import NoSuchJob
 from entity_memory.service.user_writer import UserErased
 from entity_memory.service.writes import Refusal, WriterRefused, WriterUnavailable

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 from pydantic.alias_generators import to_camel
@@ -33,12 +33,15 @@ from entity_memory.service import erasure, expiry
 from entity_memory.service import reindex as reindexing
 from entity_memory.service.auth import TokenStore
 from entity_memory.service.bindings import Bindings
-from entity_memory.service.extraction.pipeline import ExtractionOutcome, SessionExtraction
+from entity_memory.service.extraction.outcome import ExtractionOutcome
 from entity_memory.service.jobs import Job, JobBook, JobList, JobView, NoSuchJob, chunk_ends, job_id
 from entity_memory.service.user_writer import WriterState
 from entity_memory.service.vector_backlog import VectorBacklog
 from entity_memory.storage.ledger import Ledger
 from entity_memory.storage.store import EntityStore
+
+if TYPE_CHECKING:
+    from entity_memory.service.extraction.pipeline import SessionExtraction
 
 JsonDoc = dict[str, JsonValue]
 
@@ -187,11 +190,17 @@ async def delete_entity(ctx: WriteContext, call: DeleteCall) -> DeleteDone:
     )
 
 
+def _pipeline(ctx: WriteContext) -> SessionExtraction:
+    """The extraction stages, imported when a writer runs one: not at the Worker's start-up."""
+    from entity_memory.service.extraction.pipeline import SessionExtraction
+
+    return SessionExtraction(ctx.store, ctx.ledger, ctx.bindings, ctx.factory)
+
+
 async def extract(ctx: WriteContext, call: ExtractCall) -> ExtractionOutcome:
     if call.job_id is not None and (ctx.jobs is None or ctx.jobs.get(call.job_id) is None):
         raise NoSuchJob(call.job_id)
-    pipeline = SessionExtraction(ctx.store, ctx.ledger, ctx.bindings, ctx.factory)
-    return await pipeline.run(
+    return await _pipeline(ctx).run(
         call.user_id, call.session_id, call.messages, call.extractor, session_now=call.session_now
     )
 
@@ -199,7 +208,7 @@ async def extract(ctx: WriteContext, call: ExtractCall) -> ExtractionOutcome:
 async def enqueue_extract(ctx: WriteContext, call: ExtractCall) -> JobView:
     """Check the request, record the job and answer at once; the writer's alarm runs it.
     Outside a writer there is no one to run it later, so it runs here and answers done."""
-    pipeline = SessionExtraction(ctx.store, ctx.ledger, ctx.bindings, ctx.factory)
+    pipeline = _pipeline(ctx)
     extractor = pipeline.admit(call.user_id, call.session_id, call.messages, call.extractor)
     now = ctx.store.clock()
     job = Job(

@@ -10,11 +10,8 @@ messages that failed are recorded as pending in the ledger, and the response say
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from entity_memory.extraction.base import Message, Usage
+from entity_memory.extraction.base import Message
 from entity_memory.extraction.registry import LLM_EXTRACTORS, ExtractorFactory
 from entity_memory.extraction.registry import build_extractor as default_factory
 from entity_memory.service.bindings import Bindings
@@ -23,60 +20,10 @@ from entity_memory.service.extraction import extract as extract_stage
 from entity_memory.service.extraction import plan as plan_stage
 from entity_memory.service.extraction.ledger import ledger_rows
 from entity_memory.service.extraction.models import Extracted, LedgerRows, SessionRequest
+from entity_memory.service.extraction.outcome import ExtractionOutcome
 from entity_memory.service.extraction.ports import SessionLedger, SessionStore
 from entity_memory.service.extraction.resolve import resolve
 from entity_memory.service.extraction.upsert import upsert
-
-
-class ExtractionOutcome(BaseModel):
-    """What one extraction did; `to_json_dict` is the response body."""
-
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-
-    processed: bool
-    extractor: str | None
-    entities: list[dict[str, Any]] = Field(default_factory=list)
-    results: list[dict[str, Any]] = Field(default_factory=list)
-    rejected: list[dict[str, Any]] = Field(default_factory=list)
-    counts: dict[str, int] | None = None
-    usage: Usage | None = None
-    reason: str | None = None
-    #: Messages an LLM still owes (recorded pending in the ledger).
-    pending: bool = False
-    degraded_reason: str | None = None
-
-    @classmethod
-    def already_processed(cls, pending: bool) -> ExtractionOutcome:
-        """A re-sent session: nothing new to read (and what was pending stays pending)."""
-        reason = "session already processed"
-        if pending:
-            reason += "; part of it is pending an LLM retry"
-        return cls(processed=False, extractor=None, reason=reason, pending=pending)
-
-    def to_json_dict(self) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            "processed": self.processed,
-            "extractor": self.extractor,
-            "entities": self.entities,
-            "results": self.results,
-            # The items whose stored facts changed (contradictions among them), for a quick look.
-            "changes": [r for r in self.results if r.get("changes")],
-            "rejected": self.rejected,
-            "degraded": self.degraded_reason is not None,
-            "pending": self.pending,
-        }
-        if self.reason:
-            body["reason"] = self.reason
-        if self.counts is not None:
-            body["counts"] = self.counts
-        if self.degraded_reason is not None:
-            body["degradedReason"] = self.degraded_reason
-        if self.usage is not None and (self.usage.input_tokens or self.usage.output_tokens):
-            body["usage"] = {
-                "input_tokens": self.usage.input_tokens,
-                "output_tokens": self.usage.output_tokens,
-            }
-        return body
 
 
 def degraded_reason(extracted: Extracted, rows: LedgerRows, has_ledger: bool) -> str | None:
