@@ -22,8 +22,10 @@ from entity_memory.domain.context import (
     assemble_entity_context,
     estimate_tokens,
 )
-from entity_memory.domain.keys import ENTITY_TYPES, InvalidId, slug_for, validate_id
-from entity_memory.domain.models import EntityInputBase, entity_input_adapter
+from entity_memory.domain.keys import InvalidId, slug_for, validate_id
+from entity_memory.domain.kind import entity_types
+from entity_memory.domain.kinds import entity_input_adapter
+from entity_memory.domain.models import EntityInputBase
 from entity_memory.domain.text import normalize_name
 from entity_memory.settings import Settings
 from entity_memory.storage.d1 import SQLiteD1
@@ -88,6 +90,7 @@ metadata_by_type: dict[str, st.SearchStrategy[dict[str, Any]]] = {
 }
 
 
+ENTITY_TYPES = entity_types()
 ALL_TYPES = st.sampled_from(ENTITY_TYPES)
 ANY_ID = st.none() | ids
 

@@ -65,8 +65,13 @@ class EntityKind:
     #: How a line shown under another entity's line names its kind ("pain point"); None: its
     #: lines always stand in its own section.
     member_label: str | None = None
-    #: Metadata fields a context line shows (and whose change makes a stored sentence stale).
+    #: Metadata fields its context line shows that a stored sentence may state too: a write
+    #: changing one makes that sentence stale (domain/merge.py).
     shown_fields: tuple[str, ...] = ()
+    #: Keeps a dated series of `value` in `metadata.history` (merge accumulates it).
+    keeps_series: bool = False
+    #: Said again in a new session, it counts one more occurrence (`metadata.frequency`).
+    counts_returns: bool = False
     #: Metadata fields an LLM is shown of a known entity of this kind (extraction prompt).
     known_facts: tuple[str, ...] = ()
     #: Metadata fields a typed LLM pass offers for a known entity (what it may update).

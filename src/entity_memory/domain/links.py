@@ -21,13 +21,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from entity_memory.domain.models import (
-    BaseEntity,
-    DecisionMetadata,
-    IndexEntry,
-    MetricMetadata,
-    PainPointMetadata,
-)
+from entity_memory.domain.kinds import DecisionMetadata, MetricMetadata, PainPointMetadata
+from entity_memory.domain.models import BaseEntity, IndexEntry
 from entity_memory.domain.text import normalize_name, tokenize
 from entity_memory.domain.vocab import GENERIC_NAME_WORDS
 

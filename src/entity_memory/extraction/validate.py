@@ -12,7 +12,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from entity_memory.domain.models import METADATA_MODELS, EntityInputBase, entity_input_adapter
+from entity_memory.domain.kind import is_kind, kind_of
+from entity_memory.domain.models import EntityInputBase
 
 _TOP_LEVEL = set(EntityInputBase.model_fields) | {"type", "metadata"}
 
@@ -45,7 +46,7 @@ def validate_candidates(
             rejected.append({"item": item, "reason": "not an object"})
             continue
         entity_type = item.get("type")
-        if entity_type not in METADATA_MODELS:
+        if not is_kind(entity_type):
             rejected.append({"item": item, "reason": f"unknown type {entity_type!r}"})
             continue
         data = {k: v for k, v in item.items() if k in _TOP_LEVEL and v is not None}
@@ -54,12 +55,13 @@ def validate_candidates(
         meta = item.get("metadata")
         if isinstance(meta, dict):
             data["metadata"] = _known_fields(
-                METADATA_MODELS[entity_type], {k: v for k, v in meta.items() if v is not None}
+                kind_of(entity_type).metadata_model,
+                {k: v for k, v in meta.items() if v is not None},
             )
         if isinstance(data.get("importance"), int | float):
             data["importance"] = min(1.0, max(0.0, float(data["importance"])))
         try:
-            accepted.append(entity_input_adapter.validate_python(data))  # type: ignore[arg-type]
+            accepted.append(kind_of(entity_type).input_model.model_validate(data))
         except ValidationError as exc:
             rejected.append({"item": item, "reason": _reason(exc)})
     return accepted, rejected

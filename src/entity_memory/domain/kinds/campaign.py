@@ -2,8 +2,31 @@
 
 from __future__ import annotations
 
+from typing import Annotated, Literal
+
+from pydantic import Field
+
 from entity_memory.domain.kind import EntityKind, ImportanceBands
-from entity_memory.domain.models import CampaignEntity, CampaignInput, CampaignMetadata
+from entity_memory.domain.models import BaseEntity, CamelModel, EntityInputBase, ShortText
+
+
+class CampaignMetadata(CamelModel):
+    campaign_id: ShortText | None = None
+    strategy: ShortText | None = None
+    budget: Annotated[float, Field(ge=0)] | None = None
+    status: ShortText | None = None
+    last_performance: dict[ShortText, float] | None = None
+
+
+class CampaignInput(EntityInputBase):
+    type: Literal["campaign"]
+    metadata: CampaignMetadata = Field(default_factory=CampaignMetadata)
+
+
+class CampaignEntity(BaseEntity):
+    type: Literal["campaign"] = "campaign"
+    metadata: CampaignMetadata = Field(default_factory=CampaignMetadata)
+
 
 CAMPAIGN = EntityKind(
     type="campaign",

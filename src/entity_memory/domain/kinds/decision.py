@@ -2,8 +2,33 @@
 
 from __future__ import annotations
 
+from typing import Annotated, Literal
+
+from pydantic import Field
+
 from entity_memory.domain.kind import EntityKind, ImportanceBands
-from entity_memory.domain.models import DecisionEntity, DecisionInput, DecisionMetadata
+from entity_memory.domain.models import BaseEntity, CamelModel, EntityInputBase, ShortText
+
+
+class DecisionMetadata(CamelModel):
+    action: ShortText
+    rationale: Annotated[str, Field(max_length=2000)] = ""
+    affected_entities: Annotated[list[ShortText], Field(max_length=50)] = Field(
+        default_factory=list,
+        description="names of the campaigns it changes and of the pain point it is meant to fix",
+    )
+    reversible: bool = True
+    outcome: ShortText | None = None
+
+
+class DecisionInput(EntityInputBase):
+    type: Literal["decision"]
+    metadata: DecisionMetadata
+
+
+class DecisionEntity(BaseEntity):
+    type: Literal["decision"] = "decision"
+    metadata: DecisionMetadata
 
 
 def _accepted(fact: object) -> bool:

@@ -2,8 +2,37 @@
 
 from __future__ import annotations
 
+from typing import Annotated, Literal
+
+from pydantic import Field
+
 from entity_memory.domain.kind import EntityKind, ImportanceBands
-from entity_memory.domain.models import PainPointEntity, PainPointInput, PainPointMetadata
+from entity_memory.domain.models import (
+    BaseEntity,
+    CamelModel,
+    EntityInputBase,
+    SafeCount,
+    ShortText,
+)
+
+
+class PainPointMetadata(CamelModel):
+    severity: Literal["low", "medium", "high"] = "medium"
+    frequency: SafeCount = Field(default=1, ge=1)
+    resolved: bool = False
+    related_campaigns: Annotated[list[ShortText], Field(max_length=50)] = Field(
+        default_factory=list
+    )
+
+
+class PainPointInput(EntityInputBase):
+    type: Literal["pain_point"]
+    metadata: PainPointMetadata = Field(default_factory=PainPointMetadata)
+
+
+class PainPointEntity(BaseEntity):
+    type: Literal["pain_point"] = "pain_point"
+    metadata: PainPointMetadata = Field(default_factory=PainPointMetadata)
 
 
 def _severe(fact: object) -> bool:
@@ -25,6 +54,7 @@ PAIN_POINT = EntityKind(
     always_injected=True,
     resolved_semantically=True,
     companions=3,
+    counts_returns=True,
     llm_max_items=4,
     llm_item_tokens=40,
     ttl_days=180,

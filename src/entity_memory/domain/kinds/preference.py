@@ -3,8 +3,52 @@ reporting)."""
 
 from __future__ import annotations
 
+from typing import Literal
+
+from pydantic import field_validator
+
 from entity_memory.domain.kind import EntityKind, ImportanceBands
-from entity_memory.domain.models import PreferenceEntity, PreferenceInput, PreferenceMetadata
+from entity_memory.domain.models import (
+    BaseEntity,
+    CamelModel,
+    EntityInputBase,
+    Importance,
+    ShortText,
+)
+from entity_memory.domain.vocab import PREFERENCE_CATEGORIES, preference_category
+
+PreferenceCategory = Literal["communication", "analysis", "risk", "reporting"]
+assert PreferenceCategory.__args__ == PREFERENCE_CATEGORIES  # type: ignore[attr-defined]
+
+
+class PreferenceMetadata(CamelModel):
+    category: PreferenceCategory
+    value: ShortText
+    confidence: Importance = 0.8
+
+    @field_validator("category", mode="before")
+    @classmethod
+    def _known_category(cls, value: object) -> object:
+        """A synonym is stored as its category (`domain.vocab`); an unknown word is refused
+        with the list, so the caller can pick one."""
+        if not isinstance(value, str):
+            return value
+        category = preference_category(value)
+        if category is None:
+            known = ", ".join(PREFERENCE_CATEGORIES)
+            raise ValueError(f"unknown preference category {value[:60]!r}; use one of: {known}")
+        return category
+
+
+class PreferenceInput(EntityInputBase):
+    type: Literal["preference"]
+    metadata: PreferenceMetadata
+
+
+class PreferenceEntity(BaseEntity):
+    type: Literal["preference"] = "preference"
+    metadata: PreferenceMetadata
+
 
 PREFERENCE = EntityKind(
     type="preference",

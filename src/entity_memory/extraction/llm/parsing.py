@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from entity_memory.domain import safe_json
-from entity_memory.domain.keys import ENTITY_TYPES
+from entity_memory.domain.kind import is_kind
 from entity_memory.extraction.base import Usage
 
 #: Positions tried when looking for the JSON value inside a reply.
@@ -154,9 +154,9 @@ def normalise_type(value: Any) -> str | None:
         return None
     key = re.sub(r"[\s\-]+", "_", value.strip().lower())
     key = _TYPE_ALIASES.get(key.replace("_", ""), key)
-    if key not in ENTITY_TYPES and key.endswith("s") and key[:-1] in ENTITY_TYPES:
+    if not is_kind(key) and key.endswith("s") and is_kind(key[:-1]):
         key = key[:-1]
-    return key if key in ENTITY_TYPES else None
+    return key if is_kind(key) else None
 
 
 def split_items(items: Sequence[Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:

@@ -12,7 +12,7 @@ import copy
 from functools import lru_cache
 from typing import Any
 
-from entity_memory.domain.models import (
+from entity_memory.domain.kinds import (
     CampaignInput,
     DecisionInput,
     MetricInput,
