@@ -85,6 +85,10 @@ class EntityKind:
     #: How many of its entities linked to a chosen campaign come along with it (selection);
     #: 0: none are brought by a campaign.
     companions: int = 0
+    #: Which of those it brings: the best ranked, or the newest (what was last done).
+    companions_newest: bool = False
+    #: Other words a model uses for the kind, folded (no `_`, no spaces: "painpoint", "kpi").
+    llm_words: frozenset[str] = field(default_factory=frozenset)
     #: Injected into every context whatever the task (the SPEC: preferences, pain points).
     always_injected: bool = False
     #: Resolved by meaning (embedding) as well as by name when extraction finds one.
@@ -133,6 +137,24 @@ def all_kinds() -> tuple[EntityKind, ...]:
 
 def entity_types() -> tuple[str, ...]:
     return tuple(_registry())
+
+
+def always_injected() -> tuple[str, ...]:
+    """The types every context holds whatever the task, in section order (best practice 4)."""
+    return tuple(k.type for k in in_sections() if k.always_injected)
+
+
+def companions() -> dict[str, int]:
+    """Type -> how many of its entities a chosen campaign brings (registry order)."""
+    return {k.type: k.companions for k in _registry().values() if k.companions}
+
+
+def type_for_word(word: str) -> str | None:
+    """The type a model's word for a kind names ("kpi", "pain"), else None."""
+    for kind in _registry().values():
+        if word in kind.llm_words:
+            return kind.type
+    return None
 
 
 def in_sections() -> tuple[EntityKind, ...]:

@@ -28,9 +28,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from itertools import zip_longest
 
+from entity_memory.domain.kind import always_injected, companions, kind_of
 from entity_memory.domain.models import RankEntry
 from entity_memory.domain.ranking import (
-    ALWAYS_INJECT,
     ALWAYS_INJECT_PER_TYPE,
     SEMANTIC_SHARE,
     Score,
@@ -62,8 +62,6 @@ STANDOUT_MAX = 3
 #: What a task that names nothing known gets besides preferences and open pain points: a short
 #: "what has been going on", not a dump of the memory.
 FALLBACK_ENTITIES = 3
-#: What a chosen campaign brings along, at most, per kind.
-COMPANIONS: dict[str, int] = {"metric": 5, "decision": 3, "pain_point": 3}
 #: A campaign that this many of the task's own entities are linked to is what the task is
 #: about even when the task calls it something else ("the gravel numbers" for a campaign
 #: named "Northwind Bikes" whose metrics say "Gravel"); one is enough when the task holds a
@@ -99,11 +97,11 @@ def _always(sig: Signals) -> list[int]:
     """The best preferences and open pain points, alternating (a resolved one is no longer a
     pain)."""
     entries = sig.entries
+    always = always_injected()
     of_type = {
-        t: [i for i, e in enumerate(entries) if e.type == t and not e.resolved]
-        for t in ALWAYS_INJECT
+        t: [i for i, e in enumerate(entries) if e.type == t and not e.resolved] for t in always
     }
-    best = [sig.best(of_type[t], ALWAYS_INJECT_PER_TYPE) for t in ALWAYS_INJECT]
+    best = [sig.best(of_type[t], ALWAYS_INJECT_PER_TYPE) for t in always]
     # Alternating, so a reserve shorter than the list holds some of each type.
     return [i for group in zip_longest(*best) for i in group if i is not None]
 
@@ -111,9 +109,10 @@ def _always(sig: Signals) -> list[int]:
 def _companions(sig: Signals, campaigns: Sequence[str], taken: set[int]) -> list[tuple[int, str]]:
     """(index, campaign id) of what the chosen `campaigns` bring, first campaign first."""
     wanted = set(campaigns)
+    caps = companions()
     linked: dict[str, dict[str, list[int]]] = {c: {} for c in campaigns}
     for i, entry in enumerate(sig.entries):
-        if not entry.links or i in taken or entry.type not in COMPANIONS or entry.resolved:
+        if not entry.links or i in taken or entry.type not in caps or entry.resolved:
             continue
         for campaign in entry.links:
             if campaign in wanted:
@@ -121,10 +120,11 @@ def _companions(sig: Signals, campaigns: Sequence[str], taken: set[int]) -> list
                 break
     out: list[tuple[int, str]] = []
     for campaign in campaigns:
-        for kind, cap in COMPANIONS.items():
+        for kind, cap in caps.items():
             found = linked[campaign].get(kind, [])
-            # Decisions: the most recent, what was last done to it; the others: the best.
-            best = _newest(sig, found, cap) if kind == "decision" else sig.best(found, cap)
+            # The most recent (a decision: what was last done to it), or the best.
+            newest = kind_of(kind).companions_newest
+            best = _newest(sig, found, cap) if newest else sig.best(found, cap)
             out += [(i, campaign) for i in best]
     return out
 
@@ -257,7 +257,7 @@ def choose(sig: Signals, limit: int) -> Selection:
         relevant += heapq.nlargest(STANDOUT_MAX, outstanding, key=lambda i: sig.similarity[i] or 0)
     fallback = None
     always = _always(sig)
-    reserve = min(max(len(ALWAYS_INJECT), limit // ALWAYS_RESERVE_DIVISOR), max(1, limit // 2))
+    reserve = min(max(len(always_injected()), limit // ALWAYS_RESERVE_DIVISOR), max(1, limit // 2))
     reserved = always[:reserve]
     room = limit - len(reserved)
     core = [i for i in sig.best(relevant, limit) if i not in reserved][:room]
@@ -267,7 +267,8 @@ def choose(sig: Signals, limit: int) -> Selection:
     fixes = _task_fixes(sig, relevant, [*core, *reserved])
     if not core and not fixes:  # nothing but preferences and pain points, and no fixes
         fallback = FALLBACK_REASON
-        others = [i for i, e in enumerate(entries) if e.type not in ALWAYS_INJECT]
+        kept = always_injected()
+        others = [i for i, e in enumerate(entries) if e.type not in kept]
         core = sig.best(others, min(FALLBACK_ENTITIES, room))
     chosen = [sig.score_of(i) for i in core]
     taken = set(core) | set(reserved)

@@ -51,6 +51,7 @@ DECISION = EntityKind(
     campaign_fields=("affectedEntities",),
     addresses_pain_points=True,
     companions=3,
+    companions_newest=True,
     llm_max_items=5,
     llm_item_tokens=55,
     ttl_days=365,

@@ -102,6 +102,7 @@ METRIC = EntityKind(
     server_fields=frozenset({"history"}),
     campaign_fields=("campaign",),
     companions=5,
+    llm_words=frozenset({"kpi"}),
     keeps_series=True,
     llm_max_items=8,
     llm_item_tokens=50,

@@ -54,6 +54,7 @@ PAIN_POINT = EntityKind(
     always_injected=True,
     resolved_semantically=True,
     companions=3,
+    llm_words=frozenset({"painpoint", "pain"}),
     counts_returns=True,
     llm_max_items=4,
     llm_item_tokens=40,
