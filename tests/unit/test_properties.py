@@ -16,14 +16,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from entity_memory.domain.context import (
-    SECTION_ORDER,
-    TYPE_LABELS,
-    assemble_entity_context,
-    estimate_tokens,
-)
+from entity_memory.domain.context import assemble_entity_context, estimate_tokens
 from entity_memory.domain.keys import InvalidId, slug_for, validate_id
-from entity_memory.domain.kind import entity_types
+from entity_memory.domain.kind import entity_types, in_sections
 from entity_memory.domain.kinds import entity_input_adapter
 from entity_memory.domain.models import EntityInputBase
 from entity_memory.domain.text import normalize_name
@@ -263,7 +258,7 @@ context_docs = st.lists(
     ),
     max_size=30,
 )
-HEADERS = {f"### {TYPE_LABELS[t]}" for t in SECTION_ORDER}
+HEADERS = {f"### {k.label}" for k in in_sections()}
 
 
 @FAST

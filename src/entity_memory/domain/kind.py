@@ -14,9 +14,11 @@ time the registry is read, so keys, models and the kinds can import it without a
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from entity_memory.domain.text import normalize_name
 
 if TYPE_CHECKING:
     from entity_memory.domain.models import BaseEntity, CamelModel, EntityInputBase
@@ -27,6 +29,25 @@ _BUILT_IN = "entity_memory.domain.kinds"
 
 def _never(_fact: object) -> bool:
     return False
+
+
+#: A kind's facts for its context line: (stored metadata, the line's name and sentence
+#: normalised) -> "strategy tCPA, budget 60" (raw: the block neutralises it).
+LineFacts = Callable[[Mapping[str, Any], str], str]
+
+
+def already_said(value: object, said: str) -> bool:
+    """Whether the normalised name and sentence `said` hold `value` word for word."""
+    return f" {normalize_name(str(value))} " in f" {said} "
+
+
+def shown_field_facts(fields: tuple[str, ...]) -> LineFacts:
+    """The facts of a kind with no renderer of its own: each shown field as "field value"."""
+
+    def facts(meta: Mapping[str, Any], _said: str) -> str:
+        return ", ".join(f"{f} {meta[f]}" for f in fields if meta.get(f) not in (None, ""))
+
+    return facts
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +83,18 @@ class EntityKind:
     #: Its section in the context block: heading, and place (lower first).
     label: str
     section: int
+    #: Its line's bracketed facts; None: its `shown_fields` as "field value".
+    line_facts: LineFacts | None = None
+    #: The line gives its sentence first, then the facts (a metric's series reads after it).
+    facts_after_sentence: bool = False
+    #: The line notes the campaign its metadata names (`metadata.campaign`), and the section
+    #: stands entities of one campaign together.
+    grouped_by_campaign: bool = False
+    #: It has `metadata.resolved`: a resolved one is left out of the block unless the task
+    #: is about it (then marked resolved), and never always-injected.
+    can_resolve: bool = False
+    #: Its line shows the measured outcome of what it decided (domain/context.py).
+    shows_outcome: bool = False
     #: How a line shown under another entity's line names its kind ("pain point"); None: its
     #: lines always stand in its own section.
     member_label: str | None = None
@@ -96,6 +129,13 @@ class EntityKind:
     #: A typed LLM pass: items asked at most, and output tokens one item needs.
     llm_max_items: int = 5
     llm_item_tokens: int = 50
+
+    def facts(self, meta: Mapping[str, Any], said: str) -> str:
+        """The facts its context line shows (`said`: the line's name and sentence, normalised,
+        so a field they already say word for word is not said twice)."""
+        render = self.line_facts or shown_field_facts(self.shown_fields)
+        return render(meta, said)
+
     #: Days an entity lives in KV after its last write (SPEC best practice 5), unless the
     #: deployment sets `TTL_DAYS_<TYPE>`.
     ttl_days: int = 180

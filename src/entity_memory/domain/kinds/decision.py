@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from entity_memory.domain.kind import EntityKind, ImportanceBands
+from entity_memory.domain.kind import EntityKind, ImportanceBands, already_said
 from entity_memory.domain.models import BaseEntity, CamelModel, EntityInputBase, ShortText
 
 
@@ -35,6 +36,16 @@ def _accepted(fact: object) -> bool:
     return bool(getattr(fact, "accepted", False))
 
 
+def line_facts(meta: Mapping[str, Any], said: str) -> str:
+    """Its action and outcome, where its name or sentence does not already say them."""
+    parts = []
+    for field in ("action", "outcome"):
+        value = meta.get(field)
+        if value and not already_said(value, said):
+            parts.append(f"{field} {value}")
+    return ", ".join(parts)
+
+
 DECISION = EntityKind(
     type="decision",
     entity_model=DecisionEntity,
@@ -44,6 +55,8 @@ DECISION = EntityKind(
     importance=ImportanceBands(extracted=0.9, detected=0.9, detected_marked=0.85, marked=_accepted),
     label="Prior Decisions",
     section=2,
+    line_facts=line_facts,
+    shows_outcome=True,
     member_label="decision",
     shown_fields=("action", "outcome"),
     known_facts=("action", "outcome"),

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
+from entity_memory.domain.amounts import amount
 from entity_memory.domain.kind import EntityKind, ImportanceBands
 from entity_memory.domain.models import (
     METRIC_HISTORY_LIMIT,
@@ -17,7 +19,8 @@ from entity_memory.domain.models import (
     SafeCount,
     ShortText,
 )
-from entity_memory.domain.task_dates import is_real_day
+from entity_memory.domain.task_dates import is_real_day, measured_ms, stored_day
+from entity_memory.domain.trends import trend_of
 
 
 class MetricObservation(CamelModel):
@@ -80,6 +83,60 @@ class MetricEntity(BaseEntity):
     metadata: MetricMetadata
 
 
+#: Observations of a metric's series shown at most: the first (the baseline a "since" question
+#: compares with) and the latest ones; those between are elided.
+SERIES_SHOWN = 5
+
+
+def unit_of(meta: Mapping[str, Any]) -> str | None:
+    return str(meta["unit"]) if meta.get("unit") else None
+
+
+def _dated(history: Any) -> list[tuple[float, str | None]]:
+    """A metric's observations as (value, date), in the order measured (`measured_ms`, as the
+    store keeps them; history written by older versions was kept in the order told): the date
+    it was measured where the conversation said (`observedOn`), else the day it was written."""
+    kept = [
+        h
+        for h in history or []
+        if isinstance(h, Mapping) and isinstance(h.get("value"), int | float)
+    ]
+    if all(isinstance(h.get("at"), int) for h in kept):
+        kept.sort(key=lambda h: measured_ms(h.get("observedOn"), h["at"]))
+    return [(h["value"], h.get("observedOn") or stored_day(h.get("at"))) for h in kept]
+
+
+def _series(values: list[tuple[float, str | None]], kpi: str, unit: str | None) -> str:
+    """`$31 (2026-01-06) -> $38 (2026-02-10) -> $27 (2026-06-09) improving`: the dated
+    observations (first and latest, SERIES_SHOWN at most), then the direction."""
+    if len(values) < 2:
+        return ""
+    shown = [
+        f"{amount(value, unit)} ({day})" if day else amount(value, unit) for value, day in values
+    ]
+    if len(shown) > SERIES_SHOWN:
+        shown = [shown[0], "...", *shown[-(SERIES_SHOWN - 1) :]]
+    _, trend = trend_of(kpi, values[0][0], values[-1][0])
+    arrow = " -> ".join(shown)
+    return arrow if trend == "unknown" else f"{arrow} {trend}"
+
+
+def line_facts(meta: Mapping[str, Any], _said: str = "") -> str:
+    """`target $35; $52 (2026-04-06) -> $41 (2026-05-12) improving` from what the metric
+    holds; `value $41` too when there is no series, or when the value is not its last
+    observation (a client write that set `value` alone)."""
+    unit = unit_of(meta)
+    values = _dated(meta.get("history"))
+    series = _series(values, str(meta.get("kpi", "")), unit)
+    parts = []
+    value = meta.get("value")
+    if isinstance(value, int | float) and not (series and values[-1][0] == value):
+        parts.append(f"value {amount(value, unit)}")
+    if isinstance(meta.get("target"), int | float):
+        parts.append(f"target {amount(meta['target'], unit)}")
+    return "; ".join(p for p in (", ".join(parts), series) if p)
+
+
 def _has_target(fact: object) -> bool:
     return getattr(fact, "target", None) is not None
 
@@ -95,6 +152,9 @@ METRIC = EntityKind(
     ),
     label="Historical Metrics",
     section=4,
+    line_facts=line_facts,
+    facts_after_sentence=True,
+    grouped_by_campaign=True,
     member_label="metric",
     shown_fields=("value", "target"),
     known_facts=("kpi", "value", "target", "unit", "campaign"),

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
@@ -39,6 +40,12 @@ def _severe(fact: object) -> bool:
     return getattr(fact, "severity", None) == "high"
 
 
+def line_facts(meta: Mapping[str, Any], _said: str) -> str:
+    """How often it came back, once it has."""
+    frequency = meta.get("frequency")
+    return f"seen {frequency} times" if isinstance(frequency, int) and frequency > 1 else ""
+
+
 PAIN_POINT = EntityKind(
     type="pain_point",
     entity_model=PainPointEntity,
@@ -47,6 +54,8 @@ PAIN_POINT = EntityKind(
     importance=ImportanceBands(extracted=0.8, detected=0.7, detected_marked=0.9, marked=_severe),
     label="Known Pain Points",
     section=1,
+    line_facts=line_facts,
+    can_resolve=True,
     member_label="pain point",
     known_facts=("resolved", "severity"),
     offered_fields=("severity",),

@@ -3,11 +3,12 @@ reporting)."""
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any, Literal
 
 from pydantic import field_validator
 
-from entity_memory.domain.kind import EntityKind, ImportanceBands
+from entity_memory.domain.kind import EntityKind, ImportanceBands, already_said
 from entity_memory.domain.models import (
     BaseEntity,
     CamelModel,
@@ -50,6 +51,12 @@ class PreferenceEntity(BaseEntity):
     metadata: PreferenceMetadata
 
 
+def line_facts(meta: Mapping[str, Any], said: str) -> str:
+    """Its value, where its name or sentence does not already say it."""
+    value = meta.get("value")
+    return str(value) if value and not already_said(value, said) else ""
+
+
 PREFERENCE = EntityKind(
     type="preference",
     entity_model=PreferenceEntity,
@@ -58,6 +65,7 @@ PREFERENCE = EntityKind(
     importance=ImportanceBands(extracted=0.9, detected=0.9),
     label="User Preferences",
     section=0,
+    line_facts=line_facts,
     shown_fields=("value",),
     known_facts=("category", "value"),
     offered_fields=("category", "value"),
