@@ -111,7 +111,8 @@ class EntityKind:
     offered_fields: tuple[str, ...] = ()
     #: Metadata fields only the server writes (never asked of an LLM).
     server_fields: frozenset[str] = field(default_factory=frozenset)
-    #: Metadata fields naming the campaigns an entity is about (its links, domain/links.py).
+    #: Metadata attributes naming the campaigns an entity is about (its links: domain/links.py);
+    #: none: it links to nothing.
     campaign_fields: tuple[str, ...] = ()
     #: Whether it names the pain points it is meant to fix (a decision's `addresses`).
     addresses_pain_points: bool = False
@@ -135,10 +136,6 @@ class EntityKind:
         so a field they already say word for word is not said twice)."""
         render = self.line_facts or shown_field_facts(self.shown_fields)
         return render(meta, said)
-
-    #: Days an entity lives in KV after its last write (SPEC best practice 5), unless the
-    #: deployment sets `TTL_DAYS_<TYPE>`.
-    ttl_days: int = 180
 
 
 _REGISTRY: dict[str, EntityKind] = {}

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from entity_memory.domain.kinds import DecisionMetadata, MetricMetadata, PainPointMetadata
+from entity_memory.domain.kind import is_kind, kind_of
 from entity_memory.domain.models import BaseEntity, IndexEntry
 from entity_memory.domain.text import normalize_name, tokenize
 from entity_memory.domain.vocab import GENERIC_NAME_WORDS
@@ -53,13 +53,14 @@ def campaign_key(name: str) -> str:
 def stated_campaigns(entity: BaseEntity) -> list[str]:
     """The campaign names the entity's own fields state."""
     meta = getattr(entity, "metadata", None)
-    if isinstance(meta, MetricMetadata):
-        return [meta.campaign] if meta.campaign else []
-    if isinstance(meta, DecisionMetadata):
-        return list(meta.affected_entities)
-    if isinstance(meta, PainPointMetadata):
-        return list(meta.related_campaigns)
-    return []
+    names: list[str] = []
+    for field in kind_of(entity.type).campaign_fields:
+        value = getattr(meta, field, None)
+        if isinstance(value, str):
+            names += [value] if value else []
+        elif value:
+            names += list(value)
+    return names
 
 
 class EntityNames:
@@ -142,7 +143,8 @@ class Links:
 def links_of(entity: BaseEntity, names: EntityNames, pains: EntityNames | None = None) -> Links:
     """The campaigns `entity` is about, the pain points it addresses (a decision; `pains`
     names the stored ones) and the stated names nothing matched."""
-    if entity.type in ("campaign", "preference"):
+    kind = kind_of(entity.type)
+    if not kind.campaign_fields:
         return Links([], [], [])
     ids: list[str] = []
     pending: list[str] = []
@@ -150,7 +152,7 @@ def links_of(entity: BaseEntity, names: EntityNames, pains: EntityNames | None =
     for name in stated_campaigns(entity):
         found = names.find(name)
         pain = None
-        if found is None and pains is not None and entity.type == "decision":
+        if found is None and pains is not None and kind.addresses_pain_points:
             pain = pain_named(name, pains)
         if found is not None and found not in ids:
             ids.append(found)
@@ -169,8 +171,13 @@ def links_of(entity: BaseEntity, names: EntityNames, pains: EntityNames | None =
 def set_links(entry: IndexEntry, links: Links) -> None:
     entry.links = list(links.campaigns) or None
     entry.pending_links = list(links.pending) or None
-    if entry.type == "decision":
+    if _addresses(entry):
         entry.addresses = list(links.addresses) or None
+
+
+def _addresses(entry: IndexEntry) -> bool:
+    """Whether the entry's kind names the pain points it is meant to fix (a decision)."""
+    return is_kind(entry.type) and kind_of(entry.type).addresses_pain_points
 
 
 def link_entries(
@@ -216,7 +223,7 @@ def _link_pending(
     pending = entry.pending_links or []
     found = [names.ids[k] for k in pending if names.ids.get(k) in campaigns]
     fixes: dict[str, PainMatch] = {}
-    if new_pains.ids and entry.type == "decision":
+    if new_pains.ids and _addresses(entry):
         fixes = {k: m for k in pending if (m := pain_named(k, pains, among=new_pains))}
     if not found and not fixes:
         return

@@ -57,5 +57,4 @@ CAMPAIGN = EntityKind(
     offered_fields=("strategy", "budget", "status"),
     llm_max_items=6,
     llm_item_tokens=45,
-    ttl_days=180,
 )

@@ -61,11 +61,10 @@ DECISION = EntityKind(
     shown_fields=("action", "outcome"),
     known_facts=("action", "outcome"),
     offered_fields=("action",),
-    campaign_fields=("affectedEntities",),
+    campaign_fields=("affected_entities",),
     addresses_pain_points=True,
     companions=3,
     companions_newest=True,
     llm_max_items=5,
     llm_item_tokens=55,
-    ttl_days=365,
 )

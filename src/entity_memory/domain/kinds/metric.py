@@ -166,5 +166,4 @@ METRIC = EntityKind(
     keeps_series=True,
     llm_max_items=8,
     llm_item_tokens=50,
-    ttl_days=180,
 )

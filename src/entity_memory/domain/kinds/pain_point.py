@@ -59,7 +59,7 @@ PAIN_POINT = EntityKind(
     member_label="pain point",
     known_facts=("resolved", "severity"),
     offered_fields=("severity",),
-    campaign_fields=("relatedCampaigns",),
+    campaign_fields=("related_campaigns",),
     always_injected=True,
     resolved_semantically=True,
     companions=3,
@@ -67,5 +67,4 @@ PAIN_POINT = EntityKind(
     counts_returns=True,
     llm_max_items=4,
     llm_item_tokens=40,
-    ttl_days=180,
 )

@@ -73,5 +73,4 @@ PREFERENCE = EntityKind(
     resolved_semantically=True,
     llm_max_items=4,
     llm_item_tokens=40,
-    ttl_days=180,
 )
