@@ -26,7 +26,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from entity_memory.domain.amounts import amount
-from entity_memory.domain.kind import EntityKind, all_kinds, in_sections, kind_of
+from entity_memory.domain.kind import (
+    EntityKind,
+    addressed_type,
+    all_kinds,
+    in_sections,
+    kind_of,
+    link_target_type,
+)
 from entity_memory.domain.kinds.metric import SERIES_SHOWN, unit_of
 from entity_memory.domain.task_dates import measured_ms, stored_day
 from entity_memory.domain.text import STOP_WORDS, estimate_tokens, normalize_name, tokenize
@@ -191,26 +198,28 @@ def _groups(
     "campaign:<id>", its metrics, decisions and pain points (each under the first of its
     linked campaigns in the block); under "pain_point:<id>", the decisions taken against it
     that no campaign shows."""
-    shown = {str(c.get("id")) for c in grouped.get("campaign", [])[:ITEMS_PER_TYPE]}
+    target, pain = link_target_type(), addressed_type()
+    shown = {str(c.get("id")) for c in grouped.get(target, [])[:ITEMS_PER_TYPE]}
     under: dict[str, list[Mapping[str, Any]]] = {}
     for entity_type in (k.type for k in all_kinds() if k.member_label):
         kept = []
         for item in grouped.get(entity_type, []):
             linked = [c for c in links.get(f"{entity_type}:{item.get('id')}", ()) if c in shown]
             if linked:
-                under.setdefault(f"campaign:{linked[0]}", []).append(item)
+                under.setdefault(f"{target}:{linked[0]}", []).append(item)
             else:
                 kept.append(item)
         grouped[entity_type] = kept
-    pains = {str(p.get("id")) for p in grouped.get("pain_point", [])[:ITEMS_PER_TYPE]}
-    kept = []
-    for item in grouped.get("decision", []):
-        fixed = [p for p in addresses.get(str(item.get("id")), ()) if p in pains]
-        if fixed:
-            under.setdefault(f"pain_point:{fixed[0]}", []).append(item)
-        else:
-            kept.append(item)
-    grouped["decision"] = kept
+    pains = {str(p.get("id")) for p in grouped.get(pain, [])[:ITEMS_PER_TYPE]}
+    for fixer in (k.type for k in all_kinds() if k.addresses_pain_points):
+        kept = []
+        for item in grouped.get(fixer, []):
+            fixed = [p for p in addresses.get(str(item.get("id")), ()) if p in pains]
+            if fixed:
+                under.setdefault(f"{pain}:{fixed[0]}", []).append(item)
+            else:
+                kept.append(item)
+        grouped[fixer] = kept
     return under
 
 

@@ -114,6 +114,10 @@ class EntityKind:
     #: Metadata attributes naming the campaigns an entity is about (its links: domain/links.py);
     #: none: it links to nothing.
     campaign_fields: tuple[str, ...] = ()
+    #: The kind others link to by name (a campaign: their `campaign_fields` name it).
+    link_target: bool = False
+    #: The kind an `addresses_pain_points` kind names as what it is meant to fix.
+    addressed: bool = False
     #: Whether it names the pain points it is meant to fix (a decision's `addresses`).
     addresses_pain_points: bool = False
     #: How many of its entities linked to a chosen campaign come along with it (selection);
@@ -174,6 +178,22 @@ def all_kinds() -> tuple[EntityKind, ...]:
 
 def entity_types() -> tuple[str, ...]:
     return tuple(_registry())
+
+
+def link_target_type() -> str:
+    """The type other kinds link to by name (the campaign)."""
+    return next(k.type for k in _registry().values() if k.link_target)
+
+
+def addressed_type() -> str:
+    """The type a decision names as what it is meant to fix (the pain point)."""
+    return next(k.type for k in _registry().values() if k.addressed)
+
+
+def addresses(entity_type: str) -> bool:
+    """Whether entities of the type name the pain points they are meant to fix."""
+    kind = _registry().get(entity_type)
+    return kind is not None and kind.addresses_pain_points
 
 
 def always_injected() -> tuple[str, ...]:

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from entity_memory.domain.kind import is_kind, kind_of
+from entity_memory.domain.kind import addressed_type, addresses, kind_of, link_target_type
 from entity_memory.domain.models import BaseEntity, IndexEntry
 from entity_memory.domain.text import normalize_name, tokenize
 from entity_memory.domain.vocab import GENERIC_NAME_WORDS
@@ -67,7 +67,9 @@ class EntityNames:
     """Every stored campaign's (or pain point's) name and aliases, by `campaign_key`, to its
     id."""
 
-    def __init__(self, entries: Iterable[IndexEntry], entity_type: str = "campaign") -> None:
+    def __init__(self, entries: Iterable[IndexEntry], entity_type: str | None = None) -> None:
+        """`entity_type`: whose names (default: the campaigns', the kind others link to)."""
+        entity_type = entity_type or link_target_type()
         self.ids: dict[str, str] = {}
         self.names: dict[str, list[str]] = {}
         for entry in entries:
@@ -177,7 +179,7 @@ def set_links(entry: IndexEntry, links: Links) -> None:
 
 def _addresses(entry: IndexEntry) -> bool:
     """Whether the entry's kind names the pain points it is meant to fix (a decision)."""
-    return is_kind(entry.type) and kind_of(entry.type).addresses_pain_points
+    return addresses(entry.type)
 
 
 def link_entries(
@@ -189,8 +191,9 @@ def link_entries(
     names, pains = _campaign_and_pain_names(entries)
     for entry, entity in written:
         set_links(entry, links_of(entity, names, pains))
-    campaigns = {entity.id for _, entity in written if entity.type == "campaign"}
-    new_pains = EntityNames([e for e, _ in written if e.type == "pain_point"], "pain_point")
+    target, pain = link_target_type(), addressed_type()
+    campaigns = {entity.id for _, entity in written if entity.type == target}
+    new_pains = EntityNames([e for e, _ in written if e.type == pain], pain)
     if not campaigns and not new_pains.ids:
         return
     for entry in entries:
@@ -201,14 +204,15 @@ def link_entries(
 def _campaign_and_pain_names(entries: Sequence[IndexEntry]) -> tuple[EntityNames, EntityNames]:
     """The campaigns' and the pain points' names, in one pass over the index (every write
     makes both)."""
+    target, pain = link_target_type(), addressed_type()
     campaigns: list[IndexEntry] = []
     pains: list[IndexEntry] = []
     for entry in entries:
-        if entry.type == "campaign":
+        if entry.type == target:
             campaigns.append(entry)
-        elif entry.type == "pain_point":
+        elif entry.type == pain:
             pains.append(entry)
-    return EntityNames(campaigns), EntityNames(pains, "pain_point")
+    return EntityNames(campaigns, target), EntityNames(pains, pain)
 
 
 def _link_pending(

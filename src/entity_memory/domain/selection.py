@@ -28,7 +28,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from itertools import zip_longest
 
-from entity_memory.domain.kind import always_injected, companions, kind_of
+from entity_memory.domain.kind import (
+    addressed_type,
+    addresses,
+    always_injected,
+    companions,
+    kind_of,
+    link_target_type,
+)
 from entity_memory.domain.models import RankEntry
 from entity_memory.domain.ranking import (
     ALWAYS_INJECT_PER_TYPE,
@@ -152,10 +159,11 @@ def _task_fixes(
     """What the pain points the task is about (relevant, and among `chosen`) bring: the
     decisions taken against them, best pain point first."""
     about = set(relevant)
+    pain = addressed_type()
     pains = [
         sig.entries[i].id
         for i in sorted(chosen, key=sig.key)
-        if i in about and sig.entries[i].type == "pain_point"
+        if i in about and sig.entries[i].type == pain
     ]
     return _fixes(sig, pains, set(chosen))
 
@@ -180,17 +188,18 @@ def _owners(sig: Signals, core: Sequence[int]) -> list[int]:
     for i in core:
         for campaign in entries[i].links or ():
             count[campaign] = count.get(campaign, 0) + 1
-    found_here = {entries[i].id for i in core if entries[i].type == "campaign"}
+    target = link_target_type()
+    found_here = {entries[i].id for i in core if entries[i].type == target}
     two = {c for c, n in count.items() if n >= OWNER_LINKS} - found_here
     one = set(count) - found_here - two
     found: list[int] = []
     if two:  # rare: a scan of the index
-        found += [i for i, e in enumerate(entries) if e.type == "campaign" and e.id in two]
+        found += [i for i, e in enumerate(entries) if e.type == target and e.id in two]
     if one:  # only among the entries sharing a word with the task
         found += [
             i
             for i in sig.lexical.hits
-            if entries[i].type == "campaign" and entries[i].id in one and _names_part(sig, i)
+            if entries[i].type == target and entries[i].id in one and _names_part(sig, i)
         ]
     found.sort(key=lambda i: (-count[entries[i].id], sig.key(i)))
     return found[:OWNERS_MAX]
@@ -222,11 +231,12 @@ def _linked(
     """What the block groups by, for the chosen entities: (type, id) -> linked campaign ids,
     and decision id -> the chosen pain points it addresses."""
     links = {(entries[i].type, entries[i].id): entries[i].links for i in taken}
-    pains = {entries[i].id for i in taken if entries[i].type == "pain_point"}
+    pain = addressed_type()
+    pains = {entries[i].id for i in taken if entries[i].type == pain}
     fixes = {
         entries[i].id: [p for p in entries[i].addresses or () if p in pains]
         for i in taken
-        if entries[i].type == "decision"
+        if addresses(entries[i].type)
     }
     return {k: list(v) for k, v in links.items() if v}, {k: v for k, v in fixes.items() if v}
 
@@ -262,7 +272,8 @@ def choose(sig: Signals, limit: int) -> Selection:
     room = limit - len(reserved)
     core = [i for i in sig.best(relevant, limit) if i not in reserved][:room]
     # Only the task's own campaigns bring companions; an owner came for what is already here.
-    campaigns = [entries[i].id for i in core if entries[i].type == "campaign"]
+    target, pain = link_target_type(), addressed_type()
+    campaigns = [entries[i].id for i in core if entries[i].type == target]
     core = _with_owners(sig, core, room, reserved)
     fixes = _task_fixes(sig, relevant, [*core, *reserved])
     if not core and not fixes:  # nothing but preferences and pain points, and no fixes
@@ -274,10 +285,10 @@ def choose(sig: Signals, limit: int) -> Selection:
     taken = set(core) | set(reserved)
     if campaigns and fallback is None:
         for i, campaign in _companions(sig, campaigns, taken)[: room - len(chosen)]:
-            chosen.append(replace(sig.score_of(i), linked_to=campaign, linked_type="campaign"))
+            chosen.append(replace(sig.score_of(i), linked_to=campaign, linked_type=target))
             taken.add(i)
-    for i, pain in [(i, pain) for i, pain in fixes if i not in taken][: room - len(chosen)]:
-        chosen.append(replace(sig.score_of(i), linked_to=pain, linked_type="pain_point"))
+    for i, fixed in [(i, p) for i, p in fixes if i not in taken][: room - len(chosen)]:
+        chosen.append(replace(sig.score_of(i), linked_to=fixed, linked_type=pain))
         taken.add(i)
     rest = [i for i in always if i not in taken][: limit - len(chosen) - len(reserved)]
     chosen += [replace(sig.score_of(i), always_injected=True) for i in [*reserved, *rest]]

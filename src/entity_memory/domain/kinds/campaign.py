@@ -51,6 +51,7 @@ CAMPAIGN = EntityKind(
     importance=ImportanceBands(extracted=0.7, detected=0.7),
     label="Known Campaigns",
     section=3,
+    link_target=True,
     line_facts=line_facts,
     shown_fields=("strategy", "budget", "status"),
     known_facts=("strategy", "budget", "status"),

@@ -54,6 +54,7 @@ PAIN_POINT = EntityKind(
     importance=ImportanceBands(extracted=0.8, detected=0.7, detected_marked=0.9, marked=_severe),
     label="Known Pain Points",
     section=1,
+    addressed=True,
     line_facts=line_facts,
     can_resolve=True,
     member_label="pain point",
