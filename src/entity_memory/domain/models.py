@@ -248,13 +248,3 @@ class EntityIndex(CamelModel):
     #: direction; signs of (vector - mean) encode what tells entities apart.
     vector_center: list[float] | None = None
     vector_count: SafeCount = 0
-
-
-def __getattr__(name: str) -> object:
-    """`EntityInput` moved to domain/kinds; read through here until the writer's module
-    imports it from there."""
-    if name == "EntityInput":
-        from entity_memory.domain.kinds import EntityInput
-
-        return EntityInput
-    raise AttributeError(name)
