@@ -98,8 +98,8 @@ class EntityKind:
     #: How a line shown under another entity's line names its kind ("pain point"); None: its
     #: lines always stand in its own section.
     member_label: str | None = None
-    #: Metadata fields its context line shows that a stored sentence may state too: a write
-    #: changing one makes that sentence stale (domain/merge.py).
+    #: Metadata fields (by their stored, camelCase names) its context line shows that a stored
+    #: sentence may state too: a write changing one makes that sentence stale (domain/merge.py).
     shown_fields: tuple[str, ...] = ()
     #: Keeps a dated series of `value` in `metadata.history` (merge accumulates it).
     keeps_series: bool = False
@@ -143,11 +143,13 @@ class EntityKind:
 
 
 _REGISTRY: dict[str, EntityKind] = {}
+_built_in_loaded = False
 
 
 def register(kind: EntityKind) -> EntityKind:
-    """Add a kind (a built-in one at import, a deployment's or a test's own later)."""
-    _REGISTRY[kind.type] = kind
+    """Add a kind (a built-in one at import, a deployment's or a test's own later: after the
+    built-in ones, whenever it is registered)."""
+    _registry()[kind.type] = kind
     return kind
 
 
@@ -157,7 +159,9 @@ def unregister(entity_type: str) -> None:
 
 
 def _registry() -> dict[str, EntityKind]:
-    if not _REGISTRY:
+    global _built_in_loaded
+    if not _built_in_loaded:
+        _built_in_loaded = True  # first, so the built-in kinds' own `register` calls pass
         importlib.import_module(_BUILT_IN)
     return _REGISTRY
 
