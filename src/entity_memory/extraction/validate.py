@@ -27,10 +27,12 @@ def _known_fields(model: type, data: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in data.items() if k in names}
 
 
-def _reason(exc: ValidationError) -> str:
+def _reason(exc: ValidationError, entity_type: str) -> str:
+    """The first errors, each at its place in the candidate ("campaign.metadata.budget")."""
     parts = []
     for err in exc.errors()[:5]:
-        loc = ".".join(str(p) for p in err.get("loc", ()) if not str(p).endswith("Input"))
+        where = (entity_type, *err.get("loc", ()))
+        loc = ".".join(str(p) for p in where if not str(p).endswith("Input"))
         parts.append(f"{loc or 'item'}: {err.get('msg')}")
     return "; ".join(parts)
 
@@ -63,5 +65,5 @@ def validate_candidates(
         try:
             accepted.append(kind_of(entity_type).input_model.model_validate(data))
         except ValidationError as exc:
-            rejected.append({"item": item, "reason": _reason(exc)})
+            rejected.append({"item": item, "reason": _reason(exc, entity_type)})
     return accepted, rejected
