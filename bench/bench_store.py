@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.spec_way import SpecWayStore
-from entity_memory.domain.models import EntityInputBase, entity_input_adapter
+from entity_memory.domain.kinds import entity_input_adapter
+from entity_memory.domain.models import EntityInputBase
 from entity_memory.service.retrieval import retrieve_for_context
 from entity_memory.storage.kv import CountingKV, InMemoryKV
 from entity_memory.storage.store import EntityStore

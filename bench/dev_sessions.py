@@ -16,7 +16,8 @@ from datetime import datetime
 from typing import Any
 
 from entity_memory.domain.amounts import CURRENCY_CODES
-from entity_memory.domain.models import EntityInputBase, entity_input_adapter
+from entity_memory.domain.kinds import entity_input_adapter
+from entity_memory.domain.models import EntityInputBase
 from entity_memory.storage.store import EntityStore
 
 #: The dev set's importance labels as scores (SPEC: high = explicit decisions, critical

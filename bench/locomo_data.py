@@ -20,12 +20,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from entity_memory.domain.models import (
-    MAX_NAME_LENGTH,
-    DecisionInput,
-    DecisionMetadata,
-    ProvenanceInput,
-)
+from entity_memory.domain.kinds import DecisionInput, DecisionMetadata
+from entity_memory.domain.models import MAX_NAME_LENGTH, ProvenanceInput
 
 DEFAULT_DIR = (
     Path.home()

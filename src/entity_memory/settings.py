@@ -61,6 +61,9 @@ DEFAULT_TTL_DAYS: dict[str, int] = {
     "campaign": 180,
     "metric": 180,
 }
+#: A kind with no default above (one a deployment or a test registers: domain/kind.py) lives
+#: as long as most do.
+OTHER_KIND_TTL_DAYS = 180
 
 #: Extractor names a request or `EXTRACTOR` may give (`auto` picks one, see `resolved_extractor`).
 EXTRACTOR_NAMES = ("rules", "workers-ai", "openai")
@@ -193,7 +196,7 @@ class Settings(_Frozen):
     embedding_model: str | None = None
 
     def ttl_seconds(self, entity_type: str) -> int:
-        return self.ttl_days[entity_type] * DAY_SECONDS
+        return self.ttl_days.get(entity_type, OTHER_KIND_TTL_DAYS) * DAY_SECONDS
 
     @classmethod
     def from_env(cls, lookup: Lookup) -> Settings:

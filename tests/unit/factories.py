@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from entity_memory.domain.models import EntityInputBase, entity_input_adapter
+from entity_memory.domain.kinds import entity_input_adapter
+from entity_memory.domain.models import EntityInputBase
 
 
 def item(**data: Any) -> EntityInputBase:

@@ -77,3 +77,13 @@ def test_the_core_never_imports_the_platform() -> None:
             if module.split(".")[0] in platform:
                 found.append(f"{path.relative_to(SRC)}:{line} imports {module}")
     assert found == []
+
+
+def test_the_domain_asks_the_kind_instead_of_spelling_types_out() -> None:
+    """Outside each kind's own module (domain/kinds/), the domain keeps no per-type table and
+    compares no type with a literal: it asks `kind_of` (issue 35). The whole repository's
+    figures: `python -m bench.type_literals`."""
+    from bench.type_literals import count
+
+    figures = count(PACKAGE / "domain")
+    assert figures["tables"] == {} and figures["checks"] == {}

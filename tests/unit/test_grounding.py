@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from entity_memory.domain.amounts import numbers_in
-from entity_memory.domain.models import entity_input_adapter
+from entity_memory.domain.kinds import entity_input_adapter
 from entity_memory.extraction.grounding import (
     business_names,
     ground,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from dataclasses import dataclass
 
 from entity_memory.domain.kind import all_kinds, entity_types, in_sections, is_kind, kind_of
@@ -53,3 +55,20 @@ def test_llm_importance_is_one_figure_per_kind() -> None:
         "pain_point": 0.8,
         "preference": 0.9,
     }
+
+
+def test_a_kind_registered_before_any_lookup_comes_after_the_built_in_ones() -> None:
+    """A deployment may register its kind before anything read the registry (a fresh
+    interpreter): the built-in kinds are loaded first, never skipped."""
+    code = (
+        "import entity_memory.domain.kind as k\n"
+        "from entity_memory.domain.models import BaseEntity\n"
+        "k.register(k.EntityKind(type='toy', entity_model=BaseEntity, input_model=BaseEntity,"
+        " metadata_model=BaseEntity, importance=k.ImportanceBands(0.5, 0.5), label='Toys',"
+        " section=9))\n"
+        "print(','.join(k.entity_types()))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip() == "campaign,metric,decision,pain_point,preference,toy"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from entity_memory.domain.models import entity_input_adapter
+from entity_memory.domain.kinds import entity_input_adapter
 from entity_memory.extraction.base import KnownEntity, Message
 from entity_memory.extraction.llm.chunking import estimate_tokens, plan_chunks
 from entity_memory.extraction.llm.prompt import system_prompt, user_payload

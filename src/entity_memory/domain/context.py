@@ -25,114 +25,25 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from entity_memory.domain.amounts import amount, plain_number
+from entity_memory.domain.amounts import amount
 from entity_memory.domain.fence import neutralise
-from entity_memory.domain.task_dates import day_of, measured_ms
+from entity_memory.domain.kind import (
+    EntityKind,
+    addressed_type,
+    all_kinds,
+    in_sections,
+    kind_of,
+    link_target_type,
+)
+from entity_memory.domain.kinds.metric import SERIES_SHOWN, unit_of
+from entity_memory.domain.task_dates import measured_ms, stored_day
 from entity_memory.domain.text import STOP_WORDS, estimate_tokens, normalize_name, tokenize
 from entity_memory.domain.trends import trend_of
 
-SECTION_ORDER: tuple[str, ...] = ("preference", "pain_point", "decision", "campaign", "metric")
-TYPE_LABELS: dict[str, str] = {
-    "campaign": "Known Campaigns",
-    "metric": "Historical Metrics",
-    "decision": "Prior Decisions",
-    "pain_point": "Known Pain Points",
-    "preference": "User Preferences",
-}
 ITEMS_PER_TYPE = 5
-#: Observations of a metric's series shown at most: the first (the baseline a "since" question
-#: compares with) and the latest ones; those between are elided.
-SERIES_SHOWN = 5
 
 
-__all__ = ["SECTION_ORDER", "TYPE_LABELS", "assemble_entity_context", "estimate_tokens"]
-
-
-def _date(ms: Any) -> str | None:
-    """The day of a stored time; None for none, or one past year 9999 (older versions let a
-    client store those in a metric's history)."""
-    return day_of(int(ms)) if isinstance(ms, int | float) else None
-
-
-def _unit(meta: Mapping[str, Any]) -> str | None:
-    return str(meta["unit"]) if meta.get("unit") else None
-
-
-def _dated(history: Any) -> list[tuple[float, str | None]]:
-    """A metric's observations as (value, date), in the order measured (`measured_ms`, as the
-    store keeps them; history written by older versions was kept in the order told): the date
-    it was measured where the conversation said (`observedOn`), else the day it was written."""
-    kept = [
-        h
-        for h in history or []
-        if isinstance(h, Mapping) and isinstance(h.get("value"), int | float)
-    ]
-    if all(isinstance(h.get("at"), int) for h in kept):
-        kept.sort(key=lambda h: measured_ms(h.get("observedOn"), h["at"]))
-    return [(h["value"], h.get("observedOn") or _date(h.get("at"))) for h in kept]
-
-
-def _series(values: list[tuple[float, str | None]], kpi: str, unit: str | None) -> str:
-    """`$31 (2026-01-06) -> $38 (2026-02-10) -> $27 (2026-06-09) improving`: the dated
-    observations (first and latest, SERIES_SHOWN at most), then the direction."""
-    if len(values) < 2:
-        return ""
-    shown = [
-        f"{amount(value, unit)} ({day})" if day else amount(value, unit) for value, day in values
-    ]
-    if len(shown) > SERIES_SHOWN:
-        shown = [shown[0], "...", *shown[-(SERIES_SHOWN - 1) :]]
-    _, trend = trend_of(kpi, values[0][0], values[-1][0])
-    arrow = " -> ".join(shown)
-    return arrow if trend == "unknown" else f"{arrow} {trend}"
-
-
-def _metric_facts(meta: Mapping[str, Any]) -> str:
-    """`target $35; $52 (2026-04-06) -> $41 (2026-05-12) improving` from what the metric
-    holds; `value $41` too when there is no series, or when the value is not its last
-    observation (a client write that set `value` alone)."""
-    unit = _unit(meta)
-    values = _dated(meta.get("history"))
-    series = _series(values, str(meta.get("kpi", "")), unit)
-    parts = []
-    value = meta.get("value")
-    if isinstance(value, int | float) and not (series and values[-1][0] == value):
-        parts.append(f"value {amount(value, unit)}")
-    if isinstance(meta.get("target"), int | float):
-        parts.append(f"target {amount(meta['target'], unit)}")
-    return "; ".join(p for p in (", ".join(parts), series) if p)
-
-
-def _field_facts(entity_type: str, meta: Mapping[str, Any], said: str = "") -> str:
-    """The current structured fields of a campaign, decision, pain point or preference, so a
-    field changed by any path (extraction, PUT, the inspector) shows in the next block even
-    when `content` still holds an older sentence (issue 22 item 1). A decision's action or
-    outcome, or a preference's value, that its name or sentence already says word for word
-    (`said`, normalised) is not said twice; a campaign's fields always are."""
-    parts: list[str] = []
-    if entity_type == "campaign":
-        if meta.get("strategy"):
-            parts.append(f"strategy {meta['strategy']}")
-        if isinstance(meta.get("budget"), int | float):
-            parts.append(f"budget {plain_number(meta['budget'])}")
-        if meta.get("status"):
-            parts.append(f"status {meta['status']}")
-    elif entity_type == "decision":
-        for field in ("action", "outcome"):
-            value = meta.get(field)
-            if value and not _said(value, said):
-                parts.append(f"{field} {value}")
-    elif entity_type == "pain_point":
-        if isinstance(meta.get("frequency"), int) and meta["frequency"] > 1:
-            parts.append(f"seen {meta['frequency']} times")
-    elif entity_type == "preference" and meta.get("value") and not _said(meta["value"], said):
-        parts.append(str(meta["value"]))
-    return ", ".join(parts)
-
-
-def _said(value: object, said: str) -> bool:
-    """Whether the normalised name and sentence `said` hold `value` word for word."""
-    return f" {normalize_name(str(value))} " in f" {said} "
+__all__ = ["SERIES_SHOWN", "assemble_entity_context", "estimate_tokens"]
 
 
 def _observations(metric: Mapping[str, Any]) -> list[tuple[int, float]]:
@@ -186,45 +97,46 @@ def decision_outcome(decision: Mapping[str, Any], metrics: Sequence[Mapping[str,
             continue
         kpi = str(meta.get("kpi", ""))
         _, trend = trend_of(kpi, before[-1], after[-1])
-        unit = _unit(meta)
+        unit = unit_of(meta)
         change = f"{neutralise(kpi)} {amount(before[-1], unit)} -> {amount(after[-1], unit)}"
         outcomes.append(change if trend == "unknown" else f"{change} {trend}")
     if not outcomes:
         return ""
-    return f"since {_date(made)}: " + ", ".join(outcomes)
+    return f"since {stored_day(made)}: " + ", ".join(outcomes)
 
 
 def _entry(
-    item: Mapping[str, Any], resolved: bool, metrics: Sequence[Mapping[str, Any]] = ()
+    item: Mapping[str, Any], kind: EntityKind, metrics: Sequence[Mapping[str, Any]] = ()
 ) -> str:
+    """The entity's line: its name, notes (campaign, resolved, as of), then its kind's facts
+    (domain/kinds/) and its sentence where that says more than they do."""
     meta = item.get("metadata") or {}
     notes = []
-    if item.get("type") == "metric" and meta.get("campaign"):
+    if kind.grouped_by_campaign and meta.get("campaign"):
         notes.append(neutralise(meta["campaign"]))
-    if resolved:
+    if kind.can_resolve and meta.get("resolved"):
         notes.append("resolved")
-    as_of = _date(item.get("updatedAt"))
+    as_of = stored_day(item.get("updatedAt"))
     if as_of:
         notes.append(f"as of {as_of}")
     head = f"**{neutralise(item['name'])}**" + (f" ({', '.join(notes)})" if notes else "")
     content = neutralise(item.get("content", ""))
     facts = ""
-    if item.get("type") == "metric" and isinstance(meta, Mapping):
-        facts = neutralise(_metric_facts(meta))
-    elif isinstance(meta, Mapping):
+    if isinstance(meta, Mapping):
         said = normalize_name(f"{item['name']} | {content}")
-        facts = neutralise(_field_facts(str(item.get("type")), meta, said))
-        # Only what the sentence does not already say (a fact repeated verbatim is noise).
-        if facts.lower() in content.lower():
+        facts = neutralise(kind.facts(meta, said))
+        # Only what the sentence does not already say (a fact repeated verbatim is noise);
+        # a series read after the sentence is always given.
+        if not kind.facts_after_sentence and facts.lower() in content.lower():
             facts = ""
     if facts and not _says_more(content, f"{item['name']} {' '.join(notes)} {facts}"):
         content = ""  # the line is the fields: the sentence says nothing they do not
     if facts:
         first, last = (
-            (content, f"[{facts}]") if item.get("type") == "metric" else (f"[{facts}]", content)
+            (content, f"[{facts}]") if kind.facts_after_sentence else (f"[{facts}]", content)
         )
         content = f"{first} {last}".strip()
-    if item.get("type") == "decision":
+    if kind.shows_outcome:
         outcome = decision_outcome(item, metrics)
         if outcome:
             content = f"{content} [{outcome}]" if content else f"[{outcome}]"
@@ -270,10 +182,6 @@ def _campaign_grouped(items: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]
     return sorted(items, key=lambda i: order[str((i.get("metadata") or {}).get("campaign") or "")])
 
 
-#: How a line grouped under its campaign names its kind.
-_KIND = {"metric": "metric", "decision": "decision", "pain_point": "pain point"}
-
-
 def _groups(
     grouped: dict[str, list[Mapping[str, Any]]],
     links: Mapping[str, Sequence[str]],
@@ -283,31 +191,33 @@ def _groups(
     "campaign:<id>", its metrics, decisions and pain points (each under the first of its
     linked campaigns in the block); under "pain_point:<id>", the decisions taken against it
     that no campaign shows."""
-    shown = {str(c.get("id")) for c in grouped.get("campaign", [])[:ITEMS_PER_TYPE]}
+    target, pain = link_target_type(), addressed_type()
+    shown = {str(c.get("id")) for c in grouped.get(target, [])[:ITEMS_PER_TYPE]}
     under: dict[str, list[Mapping[str, Any]]] = {}
-    for entity_type in _KIND:
+    for entity_type in (k.type for k in all_kinds() if k.member_label):
         kept = []
         for item in grouped.get(entity_type, []):
             linked = [c for c in links.get(f"{entity_type}:{item.get('id')}", ()) if c in shown]
             if linked:
-                under.setdefault(f"campaign:{linked[0]}", []).append(item)
+                under.setdefault(f"{target}:{linked[0]}", []).append(item)
             else:
                 kept.append(item)
         grouped[entity_type] = kept
-    pains = {str(p.get("id")) for p in grouped.get("pain_point", [])[:ITEMS_PER_TYPE]}
-    kept = []
-    for item in grouped.get("decision", []):
-        fixed = [p for p in addresses.get(str(item.get("id")), ()) if p in pains]
-        if fixed:
-            under.setdefault(f"pain_point:{fixed[0]}", []).append(item)
-        else:
-            kept.append(item)
-    grouped["decision"] = kept
+    pains = {str(p.get("id")) for p in grouped.get(pain, [])[:ITEMS_PER_TYPE]}
+    for fixer in (k.type for k in all_kinds() if k.addresses_pain_points):
+        kept = []
+        for item in grouped.get(fixer, []):
+            fixed = [p for p in addresses.get(str(item.get("id")), ()) if p in pains]
+            if fixed:
+                under.setdefault(f"{pain}:{fixed[0]}", []).append(item)
+            else:
+                kept.append(item)
+        grouped[fixer] = kept
     return under
 
 
 def _open(items: list[Mapping[str, Any]], task_terms: set[str]) -> list[Mapping[str, Any]]:
-    """Pain points still open, and resolved ones only when the task is about them."""
+    """Those still open (a pain point), and resolved ones only when the task is about them."""
     return [
         i for i in items if not (i.get("metadata") or {}).get("resolved") or _about(i, task_terms)
     ]
@@ -320,7 +230,8 @@ def assemble_entity_context(
     links: Mapping[str, Sequence[str]] | None = None,
     addresses: Mapping[str, Sequence[str]] | None = None,
 ) -> str:
-    """Group by type in SECTION_ORDER; entities keep the order given (rank order) within a type.
+    """Group by kind in section order (domain/kinds/); entities keep the order given (rank
+    order) within a kind, and an entity of no registered kind is left out.
 
     `links` ("type:id" -> campaign ids) lists a linked metric, decision or pain point under its
     campaign's line instead of in its own section; `addresses` (decision id -> pain point ids)
@@ -329,37 +240,35 @@ def assemble_entity_context(
     grouped: dict[str, list[Mapping[str, Any]]] = {}
     for entity in entities:
         grouped.setdefault(str(entity["type"]), []).append(entity)
-    metrics = grouped.get("metric", [])
-    grouped["pain_point"] = _open(grouped.get("pain_point", []), task_terms)
+    kinds = in_sections()
+    metrics = [m for k in kinds if k.keeps_series for m in grouped.get(k.type, [])]
+    for kind in kinds:
+        if kind.can_resolve and kind.type in grouped:
+            grouped[kind.type] = _open(grouped[kind.type], task_terms)
     under = _groups(grouped, links or {}, addresses or {})
 
     sections = ["<entity_memory>"]
     budget = _Budget(max_tokens)
-    for entity_type in SECTION_ORDER:
-        items = grouped.get(entity_type, [])
+    for kind in kinds:
+        items = grouped.get(kind.type, [])
         if not items:
             continue
-        label = TYPE_LABELS.get(entity_type, entity_type.title())
         lines: list[str] = []
         shown = items[:ITEMS_PER_TYPE]
-        if entity_type == "metric":
+        if kind.grouped_by_campaign:
             shown = _campaign_grouped(shown)
         for item in shown:
-            resolved = bool((item.get("metadata") or {}).get("resolved"))
-            if not budget.take(_entry(item, resolved and entity_type == "pain_point", metrics)):
+            if not budget.take(_entry(item, kind, metrics)):
                 break
             lines.append(budget.last)
-            for member in under.get(f"{entity_type}:{item.get('id')}", []):
-                kind = str(member.get("type"))
-                member_resolved = kind == "pain_point" and bool(
-                    (member.get("metadata") or {}).get("resolved")
-                )
-                line = "  - " + _KIND[kind] + " " + _entry(member, member_resolved, metrics)[2:]
+            for member in under.get(f"{kind.type}:{item.get('id')}", []):
+                of = kind_of(str(member.get("type")))
+                line = f"  - {of.member_label} " + _entry(member, of, metrics)[2:]
                 if not budget.take(line):
                     break
                 lines.append(line)
         if lines:
-            sections.append(f"\n### {label}\n" + "".join(lines))
+            sections.append(f"\n### {kind.label}\n" + "".join(lines))
     sections.append("</entity_memory>")
     return "\n".join(sections)
 

@@ -4,14 +4,14 @@ otherwise open the entity to see."""
 from __future__ import annotations
 
 from entity_memory.domain.amounts import amount, plain_number
-from entity_memory.domain.models import (
-    BaseEntity,
+from entity_memory.domain.kinds import (
     CampaignMetadata,
     DecisionMetadata,
     MetricMetadata,
     PainPointMetadata,
     PreferenceMetadata,
 )
+from entity_memory.domain.models import BaseEntity
 
 #: Longer headlines are cut here (with an ellipsis): a table cell, not a paragraph.
 MAX_HEADLINE_CHARS = 80

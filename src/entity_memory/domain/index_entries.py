@@ -9,15 +9,10 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 
+from entity_memory.domain.kinds import MetricMetadata, PainPointMetadata
 from entity_memory.domain.kpi import metric_kpi
 from entity_memory.domain.links import link_entries
-from entity_memory.domain.models import (
-    BaseEntity,
-    EntityIndex,
-    IndexEntry,
-    MetricMetadata,
-    PainPointMetadata,
-)
+from entity_memory.domain.models import BaseEntity, EntityIndex, IndexEntry
 from entity_memory.domain.ranking import keywords_for, name_term_count
 from entity_memory.domain.task_dates import day_of, is_real_day
 

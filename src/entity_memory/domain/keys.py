@@ -10,9 +10,9 @@ from __future__ import annotations
 import hashlib
 import re
 
+from entity_memory.domain.kind import entity_types, is_kind
 from entity_memory.domain.text import normalize_name
 
-ENTITY_TYPES: tuple[str, ...] = ("campaign", "metric", "decision", "pain_point", "preference")
 _ID_RE = re.compile(r"[A-Za-z0-9._@+-]{1,128}")
 MAX_ID_LENGTH = 128
 
@@ -31,7 +31,7 @@ class InvalidType(ValueError):
     def __init__(self, value: object) -> None:
         self.value = value
         super().__init__(
-            f"unknown entity type {value!r}; expected one of {', '.join(ENTITY_TYPES)}"
+            f"unknown entity type {value!r}; expected one of {', '.join(entity_types())}"
         )
 
 
@@ -53,7 +53,7 @@ def validate_id(value: object, kind: str = "entity") -> str:
 
 
 def validate_type(value: object) -> str:
-    if value not in ENTITY_TYPES:
+    if not is_kind(value):
         raise InvalidType(value)
     return str(value)
 

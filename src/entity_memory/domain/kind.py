@@ -14,9 +14,11 @@ time the registry is read, so keys, models and the kinds can import it without a
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from entity_memory.domain.text import normalize_name
 
 if TYPE_CHECKING:
     from entity_memory.domain.models import BaseEntity, CamelModel, EntityInputBase
@@ -27,6 +29,25 @@ _BUILT_IN = "entity_memory.domain.kinds"
 
 def _never(_fact: object) -> bool:
     return False
+
+
+#: A kind's facts for its context line: (stored metadata, the line's name and sentence
+#: normalised) -> "strategy tCPA, budget 60" (raw: the block neutralises it).
+LineFacts = Callable[[Mapping[str, Any], str], str]
+
+
+def already_said(value: object, said: str) -> bool:
+    """Whether the normalised name and sentence `said` hold `value` word for word."""
+    return f" {normalize_name(str(value))} " in f" {said} "
+
+
+def shown_field_facts(fields: tuple[str, ...]) -> LineFacts:
+    """The facts of a kind with no renderer of its own: each shown field as "field value"."""
+
+    def facts(meta: Mapping[str, Any], _said: str) -> str:
+        return ", ".join(f"{f} {meta[f]}" for f in fields if meta.get(f) not in (None, ""))
+
+    return facts
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,24 +83,50 @@ class EntityKind:
     #: Its section in the context block: heading, and place (lower first).
     label: str
     section: int
+    #: Its line's bracketed facts; None: its `shown_fields` as "field value".
+    line_facts: LineFacts | None = None
+    #: The line gives its sentence first, then the facts (a metric's series reads after it).
+    facts_after_sentence: bool = False
+    #: The line notes the campaign its metadata names (`metadata.campaign`), and the section
+    #: stands entities of one campaign together.
+    grouped_by_campaign: bool = False
+    #: It has `metadata.resolved`: a resolved one is left out of the block unless the task
+    #: is about it (then marked resolved), and never always-injected.
+    can_resolve: bool = False
+    #: Its line shows the measured outcome of what it decided (domain/context.py).
+    shows_outcome: bool = False
     #: How a line shown under another entity's line names its kind ("pain point"); None: its
     #: lines always stand in its own section.
     member_label: str | None = None
-    #: Metadata fields a context line shows (and whose change makes a stored sentence stale).
+    #: Metadata fields (by their stored, camelCase names) its context line shows that a stored
+    #: sentence may state too: a write changing one makes that sentence stale (domain/merge.py).
     shown_fields: tuple[str, ...] = ()
+    #: Keeps a dated series of `value` in `metadata.history` (merge accumulates it).
+    keeps_series: bool = False
+    #: Said again in a new session, it counts one more occurrence (`metadata.frequency`).
+    counts_returns: bool = False
     #: Metadata fields an LLM is shown of a known entity of this kind (extraction prompt).
     known_facts: tuple[str, ...] = ()
     #: Metadata fields a typed LLM pass offers for a known entity (what it may update).
     offered_fields: tuple[str, ...] = ()
     #: Metadata fields only the server writes (never asked of an LLM).
     server_fields: frozenset[str] = field(default_factory=frozenset)
-    #: Metadata fields naming the campaigns an entity is about (its links, domain/links.py).
+    #: Metadata attributes naming the campaigns an entity is about (its links: domain/links.py);
+    #: none: it links to nothing.
     campaign_fields: tuple[str, ...] = ()
+    #: The kind others link to by name (a campaign: their `campaign_fields` name it).
+    link_target: bool = False
+    #: The kind an `addresses_pain_points` kind names as what it is meant to fix.
+    addressed: bool = False
     #: Whether it names the pain points it is meant to fix (a decision's `addresses`).
     addresses_pain_points: bool = False
     #: How many of its entities linked to a chosen campaign come along with it (selection);
     #: 0: none are brought by a campaign.
     companions: int = 0
+    #: Which of those it brings: the best ranked, or the newest (what was last done).
+    companions_newest: bool = False
+    #: Other words a model uses for the kind, folded (no `_`, no spaces: "painpoint", "kpi").
+    llm_words: frozenset[str] = field(default_factory=frozenset)
     #: Injected into every context whatever the task (the SPEC: preferences, pain points).
     always_injected: bool = False
     #: Resolved by meaning (embedding) as well as by name when extraction finds one.
@@ -87,17 +134,22 @@ class EntityKind:
     #: A typed LLM pass: items asked at most, and output tokens one item needs.
     llm_max_items: int = 5
     llm_item_tokens: int = 50
-    #: Days an entity lives in KV after its last write (SPEC best practice 5), unless the
-    #: deployment sets `TTL_DAYS_<TYPE>`.
-    ttl_days: int = 180
+
+    def facts(self, meta: Mapping[str, Any], said: str) -> str:
+        """The facts its context line shows (`said`: the line's name and sentence, normalised,
+        so a field they already say word for word is not said twice)."""
+        render = self.line_facts or shown_field_facts(self.shown_fields)
+        return render(meta, said)
 
 
 _REGISTRY: dict[str, EntityKind] = {}
+_built_in_loaded = False
 
 
 def register(kind: EntityKind) -> EntityKind:
-    """Add a kind (a built-in one at import, a deployment's or a test's own later)."""
-    _REGISTRY[kind.type] = kind
+    """Add a kind (a built-in one at import, a deployment's or a test's own later: after the
+    built-in ones, whenever it is registered)."""
+    _registry()[kind.type] = kind
     return kind
 
 
@@ -107,7 +159,9 @@ def unregister(entity_type: str) -> None:
 
 
 def _registry() -> dict[str, EntityKind]:
-    if not _REGISTRY:
+    global _built_in_loaded
+    if not _built_in_loaded:
+        _built_in_loaded = True  # first, so the built-in kinds' own `register` calls pass
         importlib.import_module(_BUILT_IN)
     return _REGISTRY
 
@@ -128,6 +182,40 @@ def all_kinds() -> tuple[EntityKind, ...]:
 
 def entity_types() -> tuple[str, ...]:
     return tuple(_registry())
+
+
+def link_target_type() -> str:
+    """The type other kinds link to by name (the campaign)."""
+    return next(k.type for k in _registry().values() if k.link_target)
+
+
+def addressed_type() -> str:
+    """The type a decision names as what it is meant to fix (the pain point)."""
+    return next(k.type for k in _registry().values() if k.addressed)
+
+
+def addresses(entity_type: str) -> bool:
+    """Whether entities of the type name the pain points they are meant to fix."""
+    kind = _registry().get(entity_type)
+    return kind is not None and kind.addresses_pain_points
+
+
+def always_injected() -> tuple[str, ...]:
+    """The types every context holds whatever the task, in section order (best practice 4)."""
+    return tuple(k.type for k in in_sections() if k.always_injected)
+
+
+def companions() -> dict[str, int]:
+    """Type -> how many of its entities a chosen campaign brings (registry order)."""
+    return {k.type: k.companions for k in _registry().values() if k.companions}
+
+
+def type_for_word(word: str) -> str | None:
+    """The type a model's word for a kind names ("kpi", "pain"), else None."""
+    for kind in _registry().values():
+        if word in kind.llm_words:
+            return kind.type
+    return None
 
 
 def in_sections() -> tuple[EntityKind, ...]:

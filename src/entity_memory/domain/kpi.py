@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from entity_memory.domain.models import MetricMetadata
+from entity_memory.domain.kinds import MetricMetadata
 from entity_memory.domain.text import normalize_name
 from entity_memory.domain.vocab import KPI_SYNONYMS
 

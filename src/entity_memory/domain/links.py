@@ -21,13 +21,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from entity_memory.domain.models import (
-    BaseEntity,
-    DecisionMetadata,
-    IndexEntry,
-    MetricMetadata,
-    PainPointMetadata,
-)
+from entity_memory.domain.kind import addressed_type, addresses, kind_of, link_target_type
+from entity_memory.domain.models import BaseEntity, IndexEntry
 from entity_memory.domain.text import normalize_name, tokenize
 from entity_memory.domain.vocab import GENERIC_NAME_WORDS
 
@@ -58,20 +53,23 @@ def campaign_key(name: str) -> str:
 def stated_campaigns(entity: BaseEntity) -> list[str]:
     """The campaign names the entity's own fields state."""
     meta = getattr(entity, "metadata", None)
-    if isinstance(meta, MetricMetadata):
-        return [meta.campaign] if meta.campaign else []
-    if isinstance(meta, DecisionMetadata):
-        return list(meta.affected_entities)
-    if isinstance(meta, PainPointMetadata):
-        return list(meta.related_campaigns)
-    return []
+    names: list[str] = []
+    for field in kind_of(entity.type).campaign_fields:
+        value = getattr(meta, field, None)
+        if isinstance(value, str):
+            names += [value] if value else []
+        elif value:
+            names += list(value)
+    return names
 
 
 class EntityNames:
     """Every stored campaign's (or pain point's) name and aliases, by `campaign_key`, to its
     id."""
 
-    def __init__(self, entries: Iterable[IndexEntry], entity_type: str = "campaign") -> None:
+    def __init__(self, entries: Iterable[IndexEntry], entity_type: str | None = None) -> None:
+        """`entity_type`: whose names (default: the campaigns', the kind others link to)."""
+        entity_type = entity_type or link_target_type()
         self.ids: dict[str, str] = {}
         self.names: dict[str, list[str]] = {}
         for entry in entries:
@@ -147,7 +145,8 @@ class Links:
 def links_of(entity: BaseEntity, names: EntityNames, pains: EntityNames | None = None) -> Links:
     """The campaigns `entity` is about, the pain points it addresses (a decision; `pains`
     names the stored ones) and the stated names nothing matched."""
-    if entity.type in ("campaign", "preference"):
+    kind = kind_of(entity.type)
+    if not kind.campaign_fields:
         return Links([], [], [])
     ids: list[str] = []
     pending: list[str] = []
@@ -155,7 +154,7 @@ def links_of(entity: BaseEntity, names: EntityNames, pains: EntityNames | None =
     for name in stated_campaigns(entity):
         found = names.find(name)
         pain = None
-        if found is None and pains is not None and entity.type == "decision":
+        if found is None and pains is not None and kind.addresses_pain_points:
             pain = pain_named(name, pains)
         if found is not None and found not in ids:
             ids.append(found)
@@ -174,8 +173,13 @@ def links_of(entity: BaseEntity, names: EntityNames, pains: EntityNames | None =
 def set_links(entry: IndexEntry, links: Links) -> None:
     entry.links = list(links.campaigns) or None
     entry.pending_links = list(links.pending) or None
-    if entry.type == "decision":
+    if _addresses(entry):
         entry.addresses = list(links.addresses) or None
+
+
+def _addresses(entry: IndexEntry) -> bool:
+    """Whether the entry's kind names the pain points it is meant to fix (a decision)."""
+    return addresses(entry.type)
 
 
 def link_entries(
@@ -187,8 +191,9 @@ def link_entries(
     names, pains = _campaign_and_pain_names(entries)
     for entry, entity in written:
         set_links(entry, links_of(entity, names, pains))
-    campaigns = {entity.id for _, entity in written if entity.type == "campaign"}
-    new_pains = EntityNames([e for e, _ in written if e.type == "pain_point"], "pain_point")
+    target, pain = link_target_type(), addressed_type()
+    campaigns = {entity.id for _, entity in written if entity.type == target}
+    new_pains = EntityNames([e for e, _ in written if e.type == pain], pain)
     if not campaigns and not new_pains.ids:
         return
     for entry in entries:
@@ -199,14 +204,15 @@ def link_entries(
 def _campaign_and_pain_names(entries: Sequence[IndexEntry]) -> tuple[EntityNames, EntityNames]:
     """The campaigns' and the pain points' names, in one pass over the index (every write
     makes both)."""
+    target, pain = link_target_type(), addressed_type()
     campaigns: list[IndexEntry] = []
     pains: list[IndexEntry] = []
     for entry in entries:
-        if entry.type == "campaign":
+        if entry.type == target:
             campaigns.append(entry)
-        elif entry.type == "pain_point":
+        elif entry.type == pain:
             pains.append(entry)
-    return EntityNames(campaigns), EntityNames(pains, "pain_point")
+    return EntityNames(campaigns, target), EntityNames(pains, pain)
 
 
 def _link_pending(
@@ -221,7 +227,7 @@ def _link_pending(
     pending = entry.pending_links or []
     found = [names.ids[k] for k in pending if names.ids.get(k) in campaigns]
     fixes: dict[str, PainMatch] = {}
-    if new_pains.ids and entry.type == "decision":
+    if new_pains.ids and _addresses(entry):
         fixes = {k: m for k in pending if (m := pain_named(k, pains, among=new_pains))}
     if not found and not fixes:
         return

@@ -22,8 +22,8 @@ from typing import Any, Literal
 
 from entity_memory.domain.amounts import mentions_of
 from entity_memory.domain.keys import slug_for
+from entity_memory.domain.kind import kind_of
 from entity_memory.domain.models import (
-    ENTITY_MODELS,
     MAX_ALIASES,
     METRIC_HISTORY_LIMIT,
     PROVENANCE_LIMIT,
@@ -208,7 +208,8 @@ def _merge_metadata(
     for key in explicit:
         if key != "history":
             merged[key] = new_meta[key]
-    if entity_type == "metric":
+    kind = kind_of(entity_type)
+    if kind.keeps_series:
         merged["history"], observed = _merge_metric_history(
             old.get("history", []), new_meta, "history" in explicit, now, session_id
         )
@@ -223,7 +224,7 @@ def _merge_metadata(
             merged.pop("observedOn", None)
             if latest.get("observedOn"):
                 merged["observedOn"] = latest["observedOn"]
-    if entity_type == "pain_point" and not same_session and not new_meta.get("resolved"):
+    if kind.counts_returns and not same_session and not new_meta.get("resolved"):
         # It came back; a session that says it is resolved is no new occurrence of it.
         merged["frequency"] = int(old.get("frequency", 1)) + int(new_meta.get("frequency", 1))
     return merged, observed
@@ -247,23 +248,15 @@ def _new_entity(
         aliases=_merge_aliases(item.name, item.aliases),
     )
     observed = Observed()
-    if item.type == "metric":  # type: ignore[attr-defined]
+    kind = kind_of(data["type"])
+    if kind.keeps_series:
         meta = data["metadata"]
         meta["history"], observed = _merge_metric_history(
             [], meta, bool(meta["history"]), now, session_id
         )
         if meta.get("observedOn") and not _not_after(meta["observedOn"], now):
             meta.pop("observedOn")
-    return ENTITY_MODELS[data["type"]].model_validate(data), observed
-
-
-#: The fields an entity's line in the context block shows (domain/context.py).
-_SHOWN_FIELDS: dict[str, tuple[str, ...]] = {
-    "campaign": ("strategy", "budget", "status"),
-    "metric": ("value", "target"),
-    "decision": ("action", "outcome"),
-    "preference": ("value",),
-}
+    return kind.entity_model.model_validate(data), observed
 
 
 def _content(sent: str, old: BaseEntity, old_meta: dict[str, Any], new_meta: dict[str, Any]) -> str:
@@ -275,7 +268,7 @@ def _content(sent: str, old: BaseEntity, old_meta: dict[str, Any], new_meta: dic
     make the same write give two states when retried.)"""
     if sent:
         return sent
-    for key in _SHOWN_FIELDS.get(old.type, ()):
+    for key in kind_of(old.type).shown_fields:
         before, after = old_meta.get(key), new_meta.get(key)
         if before is None or same_value(before, after):
             continue
@@ -370,5 +363,5 @@ def merge(
         version=old.version + 1,
         createdAt=old.created_at,
     )
-    entity = ENTITY_MODELS[old.type].model_validate(after)
+    entity = kind_of(old.type).entity_model.model_validate(after)
     return MergeResult(entity, "updated", changes, observed)

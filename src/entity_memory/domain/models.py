@@ -1,4 +1,6 @@
-"""Pydantic schemas: the five entity types as stored, what clients send, and the index.
+"""Pydantic schemas every entity shares: as stored, as clients send it, and the index.
+
+Each kind's own metadata, input and entity models live with its kind (domain/kinds/).
 
 Stored JSON uses the SPEC's camelCase names (`userId`, `createdAt`, ...) and epoch
 milliseconds. Inputs are strict (`extra="forbid"`): a misspelt field is an error the caller
@@ -8,33 +10,21 @@ never taken from input.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import (
     AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
-    TypeAdapter,
     field_validator,
-    model_validator,
 )
 from pydantic.alias_generators import to_camel
 
-from entity_memory.domain.keys import ENTITY_TYPES, validate_id
+from entity_memory.domain.keys import validate_id
+from entity_memory.domain.kind import is_kind, kind_of
 from entity_memory.domain.safe_json import MAX_SAFE_INTEGER
-from entity_memory.domain.task_dates import (
-    EARLIEST_DAY,
-    MAX_EPOCH_MS,
-    MIN_EPOCH_MS,
-    is_real_day,
-)
-from entity_memory.domain.vocab import PREFERENCE_CATEGORIES, preference_category
-
-EntityType = Literal["campaign", "metric", "decision", "pain_point", "preference"]
-assert set(EntityType.__args__) == set(ENTITY_TYPES)  # type: ignore[attr-defined]
-PreferenceCategory = Literal["communication", "analysis", "risk", "reporting"]
-assert PreferenceCategory.__args__ == PREFERENCE_CATEGORIES  # type: ignore[attr-defined]
+from entity_memory.domain.task_dates import MAX_EPOCH_MS, MIN_EPOCH_MS
 
 MAX_NAME_LENGTH = 200
 MAX_CONTENT_LENGTH = 4000
@@ -82,92 +72,8 @@ class CamelModel(BaseModel):
         return self.model_dump(by_alias=True, mode="json")
 
 
-# --- per-type metadata -------------------------------------------------------------------------
-
-
-class CampaignMetadata(CamelModel):
-    campaign_id: ShortText | None = None
-    strategy: ShortText | None = None
-    budget: Annotated[float, Field(ge=0)] | None = None
-    status: ShortText | None = None
-    last_performance: dict[ShortText, float] | None = None
-
-
 IsoDate = Annotated[str, Field(pattern=r"^\d{4}-\d{2}-\d{2}$", description="YYYY-MM-DD")]
 
-
-class MetricObservation(CamelModel):
-    value: float
-    at: SafeCount = Field(description="epoch milliseconds")
-    session_id: str | None = None
-    #: When the value was measured, where the conversation said (else `at` is the best date).
-    observed_on: IsoDate | None = Field(default=None, exclude_if=lambda v: v is None)
-
-
-class MetricMetadata(CamelModel):
-    """The SPEC leaves metrics untyped; a KPI is only useful with its value, unit and owner."""
-
-    kpi: ShortText = Field(description="CPA, ROAS, CTR, CPC, CPM, conversion rate, ...")
-    value: float | None = Field(default=None, description="the measured value, never a goal")
-    target: float | None = Field(
-        default=None, description="the goal for this KPI", exclude_if=lambda v: v is None
-    )
-    unit: ShortText | None = Field(default=None, description="USD, %, x, ...")
-    campaign: ShortText | None = Field(default=None, description="the campaign it belongs to")
-    observed_on: IsoDate | None = Field(
-        default=None, description="when the value was measured", exclude_if=lambda v: v is None
-    )
-    history: Annotated[list[MetricObservation], Field(max_length=METRIC_HISTORY_LIMIT)] = Field(
-        default_factory=list
-    )
-
-
-class DecisionMetadata(CamelModel):
-    action: ShortText
-    rationale: Annotated[str, Field(max_length=2000)] = ""
-    affected_entities: Annotated[list[ShortText], Field(max_length=50)] = Field(
-        default_factory=list,
-        description="names of the campaigns it changes and of the pain point it is meant to fix",
-    )
-    reversible: bool = True
-    outcome: ShortText | None = None
-
-
-class PainPointMetadata(CamelModel):
-    severity: Literal["low", "medium", "high"] = "medium"
-    frequency: SafeCount = Field(default=1, ge=1)
-    resolved: bool = False
-    related_campaigns: Annotated[list[ShortText], Field(max_length=50)] = Field(
-        default_factory=list
-    )
-
-
-class PreferenceMetadata(CamelModel):
-    category: PreferenceCategory
-    value: ShortText
-    confidence: Importance = 0.8
-
-    @field_validator("category", mode="before")
-    @classmethod
-    def _known_category(cls, value: object) -> object:
-        """A synonym is stored as its category (`domain.vocab`); an unknown word is refused
-        with the list, so the caller can pick one."""
-        if not isinstance(value, str):
-            return value
-        category = preference_category(value)
-        if category is None:
-            known = ", ".join(PREFERENCE_CATEGORIES)
-            raise ValueError(f"unknown preference category {value[:60]!r}; use one of: {known}")
-        return category
-
-
-METADATA_MODELS: dict[str, type[CamelModel]] = {
-    "campaign": CampaignMetadata,
-    "metric": MetricMetadata,
-    "decision": DecisionMetadata,
-    "pain_point": PainPointMetadata,
-    "preference": PreferenceMetadata,
-}
 
 # --- provenance --------------------------------------------------------------------------------
 
@@ -227,63 +133,6 @@ class EntityInputBase(CamelModel):
         return value.strip()
 
 
-class CampaignInput(EntityInputBase):
-    type: Literal["campaign"]
-    metadata: CampaignMetadata = Field(default_factory=CampaignMetadata)
-
-
-class MetricObservationInput(MetricObservation):
-    """An observation as a client sends it: its `at` must be a real time (stored ones keep
-    what older versions accepted)."""
-
-    at: EpochMs = Field(description="epoch milliseconds")
-
-
-class MetricMetadataInput(MetricMetadata):
-    history: Annotated[list[MetricObservationInput], Field(max_length=METRIC_HISTORY_LIMIT)] = (
-        Field(default_factory=list)
-    )
-
-
-class MetricInput(EntityInputBase):
-    type: Literal["metric"]
-    metadata: MetricMetadataInput
-
-    @model_validator(mode="after")
-    def _real_days(self) -> MetricInput:
-        """A day that does not exist ("2026-02-31") would reach the agent's prompt and take
-        the place of real ones in the entry's `days`: refused as sent (stored documents keep
-        what older versions accepted)."""
-        meta = self.metadata
-        for day in (meta.observed_on, *(h.observed_on for h in meta.history)):
-            if day and not is_real_day(day):
-                raise ValueError(f"observedOn {day!r} is not a real day (YYYY-MM-DD)")
-            if day and day < EARLIEST_DAY:
-                raise ValueError(f"observedOn {day!r} is before {EARLIEST_DAY}, the earliest time")
-        return self
-
-
-class DecisionInput(EntityInputBase):
-    type: Literal["decision"]
-    metadata: DecisionMetadata
-
-
-class PainPointInput(EntityInputBase):
-    type: Literal["pain_point"]
-    metadata: PainPointMetadata = Field(default_factory=PainPointMetadata)
-
-
-class PreferenceInput(EntityInputBase):
-    type: Literal["preference"]
-    metadata: PreferenceMetadata
-
-
-EntityInput = Annotated[
-    CampaignInput | MetricInput | DecisionInput | PainPointInput | PreferenceInput,
-    Field(discriminator="type"),
-]
-entity_input_adapter: TypeAdapter[EntityInput] = TypeAdapter(EntityInput)
-
 # --- what is stored ----------------------------------------------------------------------------
 
 
@@ -292,7 +141,8 @@ class BaseEntity(CamelModel):
 
     id: str
     user_id: str
-    type: EntityType
+    #: The kind's name; each kind's entity model narrows it to its own (domain/kinds/).
+    type: str
     name: Name
     content: str = ""
     importance: Importance
@@ -307,48 +157,14 @@ class BaseEntity(CamelModel):
     extractor: str | None = None
 
 
-class CampaignEntity(BaseEntity):
-    type: Literal["campaign"] = "campaign"
-    metadata: CampaignMetadata = Field(default_factory=CampaignMetadata)
-
-
-class MetricEntity(BaseEntity):
-    type: Literal["metric"] = "metric"
-    metadata: MetricMetadata
-
-
-class DecisionEntity(BaseEntity):
-    type: Literal["decision"] = "decision"
-    metadata: DecisionMetadata
-
-
-class PainPointEntity(BaseEntity):
-    type: Literal["pain_point"] = "pain_point"
-    metadata: PainPointMetadata = Field(default_factory=PainPointMetadata)
-
-
-class PreferenceEntity(BaseEntity):
-    type: Literal["preference"] = "preference"
-    metadata: PreferenceMetadata
-
-
-Entity = Annotated[
-    CampaignEntity | MetricEntity | DecisionEntity | PainPointEntity | PreferenceEntity,
-    Field(discriminator="type"),
-]
-entity_adapter: TypeAdapter[Entity] = TypeAdapter(Entity)
-
-ENTITY_MODELS: dict[str, type[BaseEntity]] = {
-    "campaign": CampaignEntity,
-    "metric": MetricEntity,
-    "decision": DecisionEntity,
-    "pain_point": PainPointEntity,
-    "preference": PreferenceEntity,
-}
-
-
 def parse_entity(data: Any) -> BaseEntity:
-    """Validate a stored entity document (from KV) into its typed model."""
+    """Validate a stored entity document (from KV) into its kind's typed model; a document of
+    no known kind fails as the kinds' union does (a ValidationError naming the type)."""
+    entity_type = data.get("type") if isinstance(data, dict) else None
+    if is_kind(entity_type):
+        return kind_of(entity_type).entity_model.model_validate(data)
+    from entity_memory.domain.kinds import entity_adapter  # the union says what is wrong
+
     return entity_adapter.validate_python(data)
 
 
@@ -365,7 +181,9 @@ class RankEntry(CamelModel):
     model_config = ConfigDict(extra="ignore")  # the writer's fields, and a newer version's
 
     id: str
-    type: EntityType
+    #: Written by the writer from a validated entity, so read as is (a newer version's kind
+    #: is ranked, not refused).
+    type: str
     name: str
     importance: float
     updated_at: SafeCount

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from itertools import chain
 from typing import Any
 
+from entity_memory.domain.kind import always_injected
 from entity_memory.domain.models import RankEntry
 from entity_memory.domain.task_dates import DAY_MS, dates_in
 from entity_memory.domain.text import name_terms, tokenize
@@ -33,8 +34,8 @@ RECENCY_HORIZON_DAYS = 180
 #: only *means* an entity able to find it (tests/unit/test_semantic.py) without diluting
 #: exact keyword matches.
 SEMANTIC_SHARE = 0.25
-#: Types injected whenever the user has any (SPEC best practice 4), up to this many each.
-ALWAYS_INJECT = ("preference", "pain_point")
+#: Entities of each always-injected kind (SPEC best practice 4: `EntityKind.always_injected`)
+#: a context holds whatever the task, at most.
 ALWAYS_INJECT_PER_TYPE = 5
 MAX_KEYWORDS = 24
 
@@ -403,7 +404,7 @@ def score_entries(
     if top is None:
         return [found.score_of(i) for i in sorted(everything, key=found.key)]
     picked = set(found.best(everything, top))
-    for entity_type in ALWAYS_INJECT:
+    for entity_type in always_injected():
         of_type = [i for i in everything if entries[i].type == entity_type]
         picked.update(found.best(of_type, ALWAYS_INJECT_PER_TYPE))
     return [found.score_of(i) for i in sorted(picked, key=found.key)]
@@ -419,12 +420,13 @@ def select(ranked: Sequence[Score], limit: int) -> list[Score]:
         return []
     chosen = list(ranked[:limit])
     reserve_budget = limit // 2
-    for entity_type in ALWAYS_INJECT:
+    always = always_injected()
+    for entity_type in always:
         have = sum(1 for s in chosen if s.type == entity_type)
         want = min(ALWAYS_INJECT_PER_TYPE, reserve_budget)
         extras = [s for s in ranked[limit:] if s.type == entity_type][: max(0, want - have)]
         for extra in extras:
-            victims = [i for i, s in enumerate(chosen) if s.type not in ALWAYS_INJECT]
+            victims = [i for i, s in enumerate(chosen) if s.type not in always]
             if len(chosen) >= limit:
                 if not victims:
                     break

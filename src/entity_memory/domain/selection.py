@@ -28,9 +28,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from itertools import zip_longest
 
+from entity_memory.domain.kind import (
+    addressed_type,
+    addresses,
+    always_injected,
+    companions,
+    kind_of,
+    link_target_type,
+)
 from entity_memory.domain.models import RankEntry
 from entity_memory.domain.ranking import (
-    ALWAYS_INJECT,
     ALWAYS_INJECT_PER_TYPE,
     SEMANTIC_SHARE,
     Score,
@@ -62,8 +69,6 @@ STANDOUT_MAX = 3
 #: What a task that names nothing known gets besides preferences and open pain points: a short
 #: "what has been going on", not a dump of the memory.
 FALLBACK_ENTITIES = 3
-#: What a chosen campaign brings along, at most, per kind.
-COMPANIONS: dict[str, int] = {"metric": 5, "decision": 3, "pain_point": 3}
 #: A campaign that this many of the task's own entities are linked to is what the task is
 #: about even when the task calls it something else ("the gravel numbers" for a campaign
 #: named "Northwind Bikes" whose metrics say "Gravel"); one is enough when the task holds a
@@ -99,11 +104,11 @@ def _always(sig: Signals) -> list[int]:
     """The best preferences and open pain points, alternating (a resolved one is no longer a
     pain)."""
     entries = sig.entries
+    always = always_injected()
     of_type = {
-        t: [i for i, e in enumerate(entries) if e.type == t and not e.resolved]
-        for t in ALWAYS_INJECT
+        t: [i for i, e in enumerate(entries) if e.type == t and not e.resolved] for t in always
     }
-    best = [sig.best(of_type[t], ALWAYS_INJECT_PER_TYPE) for t in ALWAYS_INJECT]
+    best = [sig.best(of_type[t], ALWAYS_INJECT_PER_TYPE) for t in always]
     # Alternating, so a reserve shorter than the list holds some of each type.
     return [i for group in zip_longest(*best) for i in group if i is not None]
 
@@ -111,9 +116,10 @@ def _always(sig: Signals) -> list[int]:
 def _companions(sig: Signals, campaigns: Sequence[str], taken: set[int]) -> list[tuple[int, str]]:
     """(index, campaign id) of what the chosen `campaigns` bring, first campaign first."""
     wanted = set(campaigns)
+    caps = companions()
     linked: dict[str, dict[str, list[int]]] = {c: {} for c in campaigns}
     for i, entry in enumerate(sig.entries):
-        if not entry.links or i in taken or entry.type not in COMPANIONS or entry.resolved:
+        if not entry.links or i in taken or entry.type not in caps or entry.resolved:
             continue
         for campaign in entry.links:
             if campaign in wanted:
@@ -121,10 +127,11 @@ def _companions(sig: Signals, campaigns: Sequence[str], taken: set[int]) -> list
                 break
     out: list[tuple[int, str]] = []
     for campaign in campaigns:
-        for kind, cap in COMPANIONS.items():
+        for kind, cap in caps.items():
             found = linked[campaign].get(kind, [])
-            # Decisions: the most recent, what was last done to it; the others: the best.
-            best = _newest(sig, found, cap) if kind == "decision" else sig.best(found, cap)
+            # The most recent (a decision: what was last done to it), or the best.
+            newest = kind_of(kind).companions_newest
+            best = _newest(sig, found, cap) if newest else sig.best(found, cap)
             out += [(i, campaign) for i in best]
     return out
 
@@ -152,10 +159,11 @@ def _task_fixes(
     """What the pain points the task is about (relevant, and among `chosen`) bring: the
     decisions taken against them, best pain point first."""
     about = set(relevant)
+    pain = addressed_type()
     pains = [
         sig.entries[i].id
         for i in sorted(chosen, key=sig.key)
-        if i in about and sig.entries[i].type == "pain_point"
+        if i in about and sig.entries[i].type == pain
     ]
     return _fixes(sig, pains, set(chosen))
 
@@ -180,17 +188,18 @@ def _owners(sig: Signals, core: Sequence[int]) -> list[int]:
     for i in core:
         for campaign in entries[i].links or ():
             count[campaign] = count.get(campaign, 0) + 1
-    found_here = {entries[i].id for i in core if entries[i].type == "campaign"}
+    target = link_target_type()
+    found_here = {entries[i].id for i in core if entries[i].type == target}
     two = {c for c, n in count.items() if n >= OWNER_LINKS} - found_here
     one = set(count) - found_here - two
     found: list[int] = []
     if two:  # rare: a scan of the index
-        found += [i for i, e in enumerate(entries) if e.type == "campaign" and e.id in two]
+        found += [i for i, e in enumerate(entries) if e.type == target and e.id in two]
     if one:  # only among the entries sharing a word with the task
         found += [
             i
             for i in sig.lexical.hits
-            if entries[i].type == "campaign" and entries[i].id in one and _names_part(sig, i)
+            if entries[i].type == target and entries[i].id in one and _names_part(sig, i)
         ]
     found.sort(key=lambda i: (-count[entries[i].id], sig.key(i)))
     return found[:OWNERS_MAX]
@@ -222,11 +231,12 @@ def _linked(
     """What the block groups by, for the chosen entities: (type, id) -> linked campaign ids,
     and decision id -> the chosen pain points it addresses."""
     links = {(entries[i].type, entries[i].id): entries[i].links for i in taken}
-    pains = {entries[i].id for i in taken if entries[i].type == "pain_point"}
+    pain = addressed_type()
+    pains = {entries[i].id for i in taken if entries[i].type == pain}
     fixes = {
         entries[i].id: [p for p in entries[i].addresses or () if p in pains]
         for i in taken
-        if entries[i].type == "decision"
+        if addresses(entries[i].type)
     }
     return {k: list(v) for k, v in links.items() if v}, {k: v for k, v in fixes.items() if v}
 
@@ -257,26 +267,28 @@ def choose(sig: Signals, limit: int) -> Selection:
         relevant += heapq.nlargest(STANDOUT_MAX, outstanding, key=lambda i: sig.similarity[i] or 0)
     fallback = None
     always = _always(sig)
-    reserve = min(max(len(ALWAYS_INJECT), limit // ALWAYS_RESERVE_DIVISOR), max(1, limit // 2))
+    reserve = min(max(len(always_injected()), limit // ALWAYS_RESERVE_DIVISOR), max(1, limit // 2))
     reserved = always[:reserve]
     room = limit - len(reserved)
     core = [i for i in sig.best(relevant, limit) if i not in reserved][:room]
     # Only the task's own campaigns bring companions; an owner came for what is already here.
-    campaigns = [entries[i].id for i in core if entries[i].type == "campaign"]
+    target, pain = link_target_type(), addressed_type()
+    campaigns = [entries[i].id for i in core if entries[i].type == target]
     core = _with_owners(sig, core, room, reserved)
     fixes = _task_fixes(sig, relevant, [*core, *reserved])
     if not core and not fixes:  # nothing but preferences and pain points, and no fixes
         fallback = FALLBACK_REASON
-        others = [i for i, e in enumerate(entries) if e.type not in ALWAYS_INJECT]
+        kept = always_injected()
+        others = [i for i, e in enumerate(entries) if e.type not in kept]
         core = sig.best(others, min(FALLBACK_ENTITIES, room))
     chosen = [sig.score_of(i) for i in core]
     taken = set(core) | set(reserved)
     if campaigns and fallback is None:
         for i, campaign in _companions(sig, campaigns, taken)[: room - len(chosen)]:
-            chosen.append(replace(sig.score_of(i), linked_to=campaign, linked_type="campaign"))
+            chosen.append(replace(sig.score_of(i), linked_to=campaign, linked_type=target))
             taken.add(i)
-    for i, pain in [(i, pain) for i, pain in fixes if i not in taken][: room - len(chosen)]:
-        chosen.append(replace(sig.score_of(i), linked_to=pain, linked_type="pain_point"))
+    for i, fixed in [(i, p) for i, p in fixes if i not in taken][: room - len(chosen)]:
+        chosen.append(replace(sig.score_of(i), linked_to=fixed, linked_type=pain))
         taken.add(i)
     rest = [i for i in always if i not in taken][: limit - len(chosen) - len(reserved)]
     chosen += [replace(sig.score_of(i), always_injected=True) for i in [*reserved, *rest]]

@@ -179,6 +179,12 @@ def day_of(ms: int) -> str | None:
     return iso_day(ms) if 0 < ms <= MAX_EPOCH_MS else None
 
 
+def stored_day(ms: object) -> str | None:
+    """The day of a stored time read from a document (any JSON value): None for none, or
+    one past year 9999 (older versions let a client store those in a metric's history)."""
+    return day_of(int(ms)) if isinstance(ms, int | float) else None
+
+
 def is_real_day(text: str) -> bool:
     """Whether `text` is a YYYY-MM-DD day that exists (ASCII digits, a real month and day)."""
     if len(text) != len("yyyy-mm-dd") or not text.isascii():

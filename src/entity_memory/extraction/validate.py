@@ -12,7 +12,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from entity_memory.domain.models import METADATA_MODELS, EntityInputBase, entity_input_adapter
+from entity_memory.domain.kind import is_kind, kind_of
+from entity_memory.domain.models import EntityInputBase
 
 _TOP_LEVEL = set(EntityInputBase.model_fields) | {"type", "metadata"}
 
@@ -26,10 +27,12 @@ def _known_fields(model: type, data: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in data.items() if k in names}
 
 
-def _reason(exc: ValidationError) -> str:
+def _reason(exc: ValidationError, entity_type: str) -> str:
+    """The first errors, each at its place in the candidate ("campaign.metadata.budget")."""
     parts = []
     for err in exc.errors()[:5]:
-        loc = ".".join(str(p) for p in err.get("loc", ()) if not str(p).endswith("Input"))
+        where = (entity_type, *err.get("loc", ()))
+        loc = ".".join(str(p) for p in where if not str(p).endswith("Input"))
         parts.append(f"{loc or 'item'}: {err.get('msg')}")
     return "; ".join(parts)
 
@@ -45,7 +48,7 @@ def validate_candidates(
             rejected.append({"item": item, "reason": "not an object"})
             continue
         entity_type = item.get("type")
-        if entity_type not in METADATA_MODELS:
+        if not is_kind(entity_type):
             rejected.append({"item": item, "reason": f"unknown type {entity_type!r}"})
             continue
         data = {k: v for k, v in item.items() if k in _TOP_LEVEL and v is not None}
@@ -54,12 +57,13 @@ def validate_candidates(
         meta = item.get("metadata")
         if isinstance(meta, dict):
             data["metadata"] = _known_fields(
-                METADATA_MODELS[entity_type], {k: v for k, v in meta.items() if v is not None}
+                kind_of(entity_type).metadata_model,
+                {k: v for k, v in meta.items() if v is not None},
             )
         if isinstance(data.get("importance"), int | float):
             data["importance"] = min(1.0, max(0.0, float(data["importance"])))
         try:
-            accepted.append(entity_input_adapter.validate_python(data))  # type: ignore[arg-type]
+            accepted.append(kind_of(entity_type).input_model.model_validate(data))
         except ValidationError as exc:
-            rejected.append({"item": item, "reason": _reason(exc)})
+            rejected.append({"item": item, "reason": _reason(exc, entity_type)})
     return accepted, rejected

@@ -18,7 +18,8 @@ from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from entity_memory.domain.keys import ENTITY_TYPES, InvalidId, InvalidType
+from entity_memory.domain.keys import InvalidId, InvalidType
+from entity_memory.domain.kind import entity_types
 from entity_memory.service.extraction.errors import ExtractionRequestError
 from entity_memory.service.jobs import NoSuchJob
 from entity_memory.service.user_writer import UserErased
@@ -151,7 +152,7 @@ ERROR_TABLE: dict[type[Exception], Callable[[Exception], Problem]] = {
         410, "user_erased", "the user was erased after this request's token was checked"
     ),
     InvalidId: lambda e: Problem(400, "invalid_id", str(e), {"kind": e.kind}),  # type: ignore[attr-defined]
-    InvalidType: lambda e: Problem(400, "invalid_type", str(e), {"allowed": list(ENTITY_TYPES)}),
+    InvalidType: lambda e: Problem(400, "invalid_type", str(e), {"allowed": list(entity_types())}),
     RequestValidationError: lambda e: _invalid_request(e),  # type: ignore[arg-type]
     StarletteHTTPException: lambda e: Problem(
         e.status_code,  # type: ignore[attr-defined]

@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from entity_memory.domain.kinds import Entity, EntityInput, EntityType
 from entity_memory.domain.limits import (
     DEFAULT_CONTEXT_LIMIT,
     DEFAULT_CONTEXT_TOKENS,
@@ -24,7 +25,7 @@ from entity_memory.domain.limits import (
     MAX_TASK_CHARS,
     MAX_TOKEN_LABEL_CHARS,
 )
-from entity_memory.domain.models import Entity, EntityInput, EntityType, IndexEntry
+from entity_memory.domain.models import IndexEntry
 from entity_memory.embeddings.status import LexicalReason
 from entity_memory.extraction.base import Message
 

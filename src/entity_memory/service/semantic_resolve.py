@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from entity_memory.domain.kind import is_kind, kind_of
 from entity_memory.domain.models import EntityIndex, EntityInputBase, IndexEntry
 from entity_memory.embeddings.embedder import Embedder
 from entity_memory.embeddings.vectors import (
@@ -29,7 +30,6 @@ from entity_memory.embeddings.vectors import (
 from entity_memory.extraction.resolve import compatible_names
 
 #: The types resolved by meaning as well as by name.
-SEMANTIC_TYPES = frozenset({"pain_point", "preference"})
 #: Centred cosine a neighbour must reach (measured on hand-written paraphrase pairs).
 NEIGHBOUR_COSINE = 0.35
 #: How much closer (centred cosine) the neighbour must be than the next entry.
@@ -49,7 +49,7 @@ async def semantic_neighbours(
         return out
     by_type: dict[str, list[tuple[IndexEntry, int]]] = {}
     for entry in index.entries:
-        if entry.type in SEMANTIC_TYPES and entry.vec:
+        if entry.vec and is_kind(entry.type) and kind_of(entry.type).resolved_semantically:
             by_type.setdefault(entry.type, []).append((entry, unpack_signs(entry.vec)))
     wanted = [
         i

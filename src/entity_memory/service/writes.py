@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue
 from pydantic.alias_generators import to_camel
 
 from entity_memory.domain.keys import validate_id, validate_type
-from entity_memory.domain.models import EntityInput
+from entity_memory.domain.kinds import EntityInput
 from entity_memory.extraction.base import Message
 from entity_memory.extraction.registry import ExtractorFactory
 from entity_memory.service import erasure, expiry

@@ -13,6 +13,7 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
+from entity_memory.domain.kind import kind_of
 from entity_memory.domain.merge import Change, MergeResult, same_value
 from entity_memory.domain.models import BaseEntity
 from entity_memory.domain.task_dates import measured_ms
@@ -100,7 +101,7 @@ def _observation_rows(result: MergeResult) -> list[Statement]:
     an observation of the same session and day (a later chunk of the session) replaces its
     row, so the ledger says what KV says."""
     entity = result.entity
-    if entity.type != "metric":
+    if not kind_of(entity.type).keeps_series:
         return []
     meta = entity.metadata  # type: ignore[attr-defined]
     rows: list[Statement] = []

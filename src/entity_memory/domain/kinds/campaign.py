@@ -2,8 +2,46 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from entity_memory.domain.amounts import plain_number
 from entity_memory.domain.kind import EntityKind, ImportanceBands
-from entity_memory.domain.models import CampaignEntity, CampaignInput, CampaignMetadata
+from entity_memory.domain.models import BaseEntity, CamelModel, EntityInputBase, ShortText
+
+
+class CampaignMetadata(CamelModel):
+    campaign_id: ShortText | None = None
+    strategy: ShortText | None = None
+    budget: Annotated[float, Field(ge=0)] | None = None
+    status: ShortText | None = None
+    last_performance: dict[ShortText, float] | None = None
+
+
+class CampaignInput(EntityInputBase):
+    type: Literal["campaign"]
+    metadata: CampaignMetadata = Field(default_factory=CampaignMetadata)
+
+
+class CampaignEntity(BaseEntity):
+    type: Literal["campaign"] = "campaign"
+    metadata: CampaignMetadata = Field(default_factory=CampaignMetadata)
+
+
+def line_facts(meta: Mapping[str, Any], _said: str) -> str:
+    """Its current strategy, budget and status, always (a field changed by any path shows in
+    the next block even when `content` still holds an older sentence: issue 22 item 1)."""
+    parts: list[str] = []
+    if meta.get("strategy"):
+        parts.append(f"strategy {meta['strategy']}")
+    if isinstance(meta.get("budget"), int | float):
+        parts.append(f"budget {plain_number(meta['budget'])}")
+    if meta.get("status"):
+        parts.append(f"status {meta['status']}")
+    return ", ".join(parts)
+
 
 CAMPAIGN = EntityKind(
     type="campaign",
@@ -13,10 +51,11 @@ CAMPAIGN = EntityKind(
     importance=ImportanceBands(extracted=0.7, detected=0.7),
     label="Known Campaigns",
     section=3,
+    link_target=True,
+    line_facts=line_facts,
     shown_fields=("strategy", "budget", "status"),
     known_facts=("strategy", "budget", "status"),
     offered_fields=("strategy", "budget", "status"),
     llm_max_items=6,
     llm_item_tokens=45,
-    ttl_days=180,
 )

@@ -2,12 +2,48 @@
 
 from __future__ import annotations
 
-from entity_memory.domain.kind import EntityKind, ImportanceBands
-from entity_memory.domain.models import DecisionEntity, DecisionInput, DecisionMetadata
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from entity_memory.domain.kind import EntityKind, ImportanceBands, already_said
+from entity_memory.domain.models import BaseEntity, CamelModel, EntityInputBase, ShortText
+
+
+class DecisionMetadata(CamelModel):
+    action: ShortText
+    rationale: Annotated[str, Field(max_length=2000)] = ""
+    affected_entities: Annotated[list[ShortText], Field(max_length=50)] = Field(
+        default_factory=list,
+        description="names of the campaigns it changes and of the pain point it is meant to fix",
+    )
+    reversible: bool = True
+    outcome: ShortText | None = None
+
+
+class DecisionInput(EntityInputBase):
+    type: Literal["decision"]
+    metadata: DecisionMetadata
+
+
+class DecisionEntity(BaseEntity):
+    type: Literal["decision"] = "decision"
+    metadata: DecisionMetadata
 
 
 def _accepted(fact: object) -> bool:
     return bool(getattr(fact, "accepted", False))
+
+
+def line_facts(meta: Mapping[str, Any], said: str) -> str:
+    """Its action and outcome, where its name or sentence does not already say them."""
+    parts = []
+    for field in ("action", "outcome"):
+        value = meta.get(field)
+        if value and not already_said(value, said):
+            parts.append(f"{field} {value}")
+    return ", ".join(parts)
 
 
 DECISION = EntityKind(
@@ -19,14 +55,16 @@ DECISION = EntityKind(
     importance=ImportanceBands(extracted=0.9, detected=0.9, detected_marked=0.85, marked=_accepted),
     label="Prior Decisions",
     section=2,
+    line_facts=line_facts,
+    shows_outcome=True,
     member_label="decision",
     shown_fields=("action", "outcome"),
     known_facts=("action", "outcome"),
     offered_fields=("action",),
-    campaign_fields=("affectedEntities",),
+    campaign_fields=("affected_entities",),
     addresses_pain_points=True,
     companions=3,
+    companions_newest=True,
     llm_max_items=5,
     llm_item_tokens=55,
-    ttl_days=365,
 )

@@ -2,8 +2,141 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, model_validator
+
+from entity_memory.domain.amounts import amount
 from entity_memory.domain.kind import EntityKind, ImportanceBands
-from entity_memory.domain.models import MetricEntity, MetricInput, MetricMetadata
+from entity_memory.domain.models import (
+    METRIC_HISTORY_LIMIT,
+    BaseEntity,
+    CamelModel,
+    EntityInputBase,
+    EpochMs,
+    IsoDate,
+    SafeCount,
+    ShortText,
+)
+from entity_memory.domain.task_dates import EARLIEST_DAY, is_real_day, measured_ms, stored_day
+from entity_memory.domain.trends import trend_of
+
+
+class MetricObservation(CamelModel):
+    value: float
+    at: SafeCount = Field(description="epoch milliseconds")
+    session_id: str | None = None
+    #: When the value was measured, where the conversation said (else `at` is the best date).
+    observed_on: IsoDate | None = Field(default=None, exclude_if=lambda v: v is None)
+
+
+class MetricMetadata(CamelModel):
+    """The SPEC leaves metrics untyped; a KPI is only useful with its value, unit and owner."""
+
+    kpi: ShortText = Field(description="CPA, ROAS, CTR, CPC, CPM, conversion rate, ...")
+    value: float | None = Field(default=None, description="the measured value, never a goal")
+    target: float | None = Field(
+        default=None, description="the goal for this KPI", exclude_if=lambda v: v is None
+    )
+    unit: ShortText | None = Field(default=None, description="USD, %, x, ...")
+    campaign: ShortText | None = Field(default=None, description="the campaign it belongs to")
+    observed_on: IsoDate | None = Field(
+        default=None, description="when the value was measured", exclude_if=lambda v: v is None
+    )
+    history: Annotated[list[MetricObservation], Field(max_length=METRIC_HISTORY_LIMIT)] = Field(
+        default_factory=list
+    )
+
+
+class MetricObservationInput(MetricObservation):
+    """An observation as a client sends it: its `at` must be a real time (stored ones keep
+    what older versions accepted)."""
+
+    at: EpochMs = Field(description="epoch milliseconds")
+
+
+class MetricMetadataInput(MetricMetadata):
+    history: Annotated[list[MetricObservationInput], Field(max_length=METRIC_HISTORY_LIMIT)] = (
+        Field(default_factory=list)
+    )
+
+
+class MetricInput(EntityInputBase):
+    type: Literal["metric"]
+    metadata: MetricMetadataInput
+
+    @model_validator(mode="after")
+    def _real_days(self) -> MetricInput:
+        """A day that does not exist ("2026-02-31") would reach the agent's prompt and take
+        the place of real ones in the entry's `days`: refused as sent (stored documents keep
+        what older versions accepted)."""
+        meta = self.metadata
+        for day in (meta.observed_on, *(h.observed_on for h in meta.history)):
+            if day and not is_real_day(day):
+                raise ValueError(f"observedOn {day!r} is not a real day (YYYY-MM-DD)")
+            if day and day < EARLIEST_DAY:
+                raise ValueError(f"observedOn {day!r} is before {EARLIEST_DAY}, the earliest time")
+        return self
+
+
+class MetricEntity(BaseEntity):
+    type: Literal["metric"] = "metric"
+    metadata: MetricMetadata
+
+
+#: Observations of a metric's series shown at most: the first (the baseline a "since" question
+#: compares with) and the latest ones; those between are elided.
+SERIES_SHOWN = 5
+
+
+def unit_of(meta: Mapping[str, Any]) -> str | None:
+    return str(meta["unit"]) if meta.get("unit") else None
+
+
+def _dated(history: Any) -> list[tuple[float, str | None]]:
+    """A metric's observations as (value, date), in the order measured (`measured_ms`, as the
+    store keeps them; history written by older versions was kept in the order told): the date
+    it was measured where the conversation said (`observedOn`), else the day it was written."""
+    kept = [
+        h
+        for h in history or []
+        if isinstance(h, Mapping) and isinstance(h.get("value"), int | float)
+    ]
+    if all(isinstance(h.get("at"), int) for h in kept):
+        kept.sort(key=lambda h: measured_ms(h.get("observedOn"), h["at"]))
+    return [(h["value"], h.get("observedOn") or stored_day(h.get("at"))) for h in kept]
+
+
+def _series(values: list[tuple[float, str | None]], kpi: str, unit: str | None) -> str:
+    """`$31 (2026-01-06) -> $38 (2026-02-10) -> $27 (2026-06-09) improving`: the dated
+    observations (first and latest, SERIES_SHOWN at most), then the direction."""
+    if len(values) < 2:
+        return ""
+    shown = [
+        f"{amount(value, unit)} ({day})" if day else amount(value, unit) for value, day in values
+    ]
+    if len(shown) > SERIES_SHOWN:
+        shown = [shown[0], "...", *shown[-(SERIES_SHOWN - 1) :]]
+    _, trend = trend_of(kpi, values[0][0], values[-1][0])
+    arrow = " -> ".join(shown)
+    return arrow if trend == "unknown" else f"{arrow} {trend}"
+
+
+def line_facts(meta: Mapping[str, Any], _said: str = "") -> str:
+    """`target $35; $52 (2026-04-06) -> $41 (2026-05-12) improving` from what the metric
+    holds; `value $41` too when there is no series, or when the value is not its last
+    observation (a client write that set `value` alone)."""
+    unit = unit_of(meta)
+    values = _dated(meta.get("history"))
+    series = _series(values, str(meta.get("kpi", "")), unit)
+    parts = []
+    value = meta.get("value")
+    if isinstance(value, int | float) and not (series and values[-1][0] == value):
+        parts.append(f"value {amount(value, unit)}")
+    if isinstance(meta.get("target"), int | float):
+        parts.append(f"target {amount(meta['target'], unit)}")
+    return "; ".join(p for p in (", ".join(parts), series) if p)
 
 
 def _has_target(fact: object) -> bool:
@@ -21,6 +154,9 @@ METRIC = EntityKind(
     ),
     label="Historical Metrics",
     section=4,
+    line_facts=line_facts,
+    facts_after_sentence=True,
+    grouped_by_campaign=True,
     member_label="metric",
     shown_fields=("value", "target"),
     known_facts=("kpi", "value", "target", "unit", "campaign"),
@@ -28,7 +164,8 @@ METRIC = EntityKind(
     server_fields=frozenset({"history"}),
     campaign_fields=("campaign",),
     companions=5,
+    llm_words=frozenset({"kpi"}),
+    keeps_series=True,
     llm_max_items=8,
     llm_item_tokens=50,
-    ttl_days=180,
 )

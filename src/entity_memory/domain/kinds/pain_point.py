@@ -2,12 +2,48 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
 from entity_memory.domain.kind import EntityKind, ImportanceBands
-from entity_memory.domain.models import PainPointEntity, PainPointInput, PainPointMetadata
+from entity_memory.domain.models import (
+    BaseEntity,
+    CamelModel,
+    EntityInputBase,
+    SafeCount,
+    ShortText,
+)
+
+
+class PainPointMetadata(CamelModel):
+    severity: Literal["low", "medium", "high"] = "medium"
+    frequency: SafeCount = Field(default=1, ge=1)
+    resolved: bool = False
+    related_campaigns: Annotated[list[ShortText], Field(max_length=50)] = Field(
+        default_factory=list
+    )
+
+
+class PainPointInput(EntityInputBase):
+    type: Literal["pain_point"]
+    metadata: PainPointMetadata = Field(default_factory=PainPointMetadata)
+
+
+class PainPointEntity(BaseEntity):
+    type: Literal["pain_point"] = "pain_point"
+    metadata: PainPointMetadata = Field(default_factory=PainPointMetadata)
 
 
 def _severe(fact: object) -> bool:
     return getattr(fact, "severity", None) == "high"
+
+
+def line_facts(meta: Mapping[str, Any], _said: str) -> str:
+    """How often it came back, once it has."""
+    frequency = meta.get("frequency")
+    return f"seen {frequency} times" if isinstance(frequency, int) and frequency > 1 else ""
 
 
 PAIN_POINT = EntityKind(
@@ -18,14 +54,18 @@ PAIN_POINT = EntityKind(
     importance=ImportanceBands(extracted=0.8, detected=0.7, detected_marked=0.9, marked=_severe),
     label="Known Pain Points",
     section=1,
+    addressed=True,
+    line_facts=line_facts,
+    can_resolve=True,
     member_label="pain point",
     known_facts=("resolved", "severity"),
     offered_fields=("severity",),
-    campaign_fields=("relatedCampaigns",),
+    campaign_fields=("related_campaigns",),
     always_injected=True,
     resolved_semantically=True,
     companions=3,
+    llm_words=frozenset({"painpoint", "pain"}),
+    counts_returns=True,
     llm_max_items=4,
     llm_item_tokens=40,
-    ttl_days=180,
 )

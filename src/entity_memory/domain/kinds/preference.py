@@ -3,8 +3,59 @@ reporting)."""
 
 from __future__ import annotations
 
-from entity_memory.domain.kind import EntityKind, ImportanceBands
-from entity_memory.domain.models import PreferenceEntity, PreferenceInput, PreferenceMetadata
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import field_validator
+
+from entity_memory.domain.kind import EntityKind, ImportanceBands, already_said
+from entity_memory.domain.models import (
+    BaseEntity,
+    CamelModel,
+    EntityInputBase,
+    Importance,
+    ShortText,
+)
+from entity_memory.domain.vocab import PREFERENCE_CATEGORIES, preference_category
+
+PreferenceCategory = Literal["communication", "analysis", "risk", "reporting"]
+assert PreferenceCategory.__args__ == PREFERENCE_CATEGORIES  # type: ignore[attr-defined]
+
+
+class PreferenceMetadata(CamelModel):
+    category: PreferenceCategory
+    value: ShortText
+    confidence: Importance = 0.8
+
+    @field_validator("category", mode="before")
+    @classmethod
+    def _known_category(cls, value: object) -> object:
+        """A synonym is stored as its category (`domain.vocab`); an unknown word is refused
+        with the list, so the caller can pick one."""
+        if not isinstance(value, str):
+            return value
+        category = preference_category(value)
+        if category is None:
+            known = ", ".join(PREFERENCE_CATEGORIES)
+            raise ValueError(f"unknown preference category {value[:60]!r}; use one of: {known}")
+        return category
+
+
+class PreferenceInput(EntityInputBase):
+    type: Literal["preference"]
+    metadata: PreferenceMetadata
+
+
+class PreferenceEntity(BaseEntity):
+    type: Literal["preference"] = "preference"
+    metadata: PreferenceMetadata
+
+
+def line_facts(meta: Mapping[str, Any], said: str) -> str:
+    """Its value, where its name or sentence does not already say it."""
+    value = meta.get("value")
+    return str(value) if value and not already_said(value, said) else ""
+
 
 PREFERENCE = EntityKind(
     type="preference",
@@ -14,6 +65,7 @@ PREFERENCE = EntityKind(
     importance=ImportanceBands(extracted=0.9, detected=0.9),
     label="User Preferences",
     section=0,
+    line_facts=line_facts,
     shown_fields=("value",),
     known_facts=("category", "value"),
     offered_fields=("category", "value"),
@@ -21,5 +73,4 @@ PREFERENCE = EntityKind(
     resolved_semantically=True,
     llm_max_items=4,
     llm_item_tokens=40,
-    ttl_days=180,
 )

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from entity_memory.domain import safe_json
-from entity_memory.domain.keys import ENTITY_TYPES
+from entity_memory.domain.kind import is_kind, type_for_word
 from entity_memory.extraction.base import Usage
 
 #: Positions tried when looking for the JSON value inside a reply.
@@ -145,18 +145,15 @@ def parse_output(raw: Any) -> list[Any]:
         raise OutputError(errors[0] if errors else str(exc)) from None
 
 
-_TYPE_ALIASES = {"painpoint": "pain_point", "pain": "pain_point", "kpi": "metric"}
-
-
 def normalise_type(value: Any) -> str | None:
     """`"PAIN_POINT"`, `"Pain point"`, `"pain-point"`, `"campaigns"` -> the type, else None."""
     if not isinstance(value, str):
         return None
     key = re.sub(r"[\s\-]+", "_", value.strip().lower())
-    key = _TYPE_ALIASES.get(key.replace("_", ""), key)
-    if key not in ENTITY_TYPES and key.endswith("s") and key[:-1] in ENTITY_TYPES:
+    key = type_for_word(key.replace("_", "")) or key
+    if not is_kind(key) and key.endswith("s") and is_kind(key[:-1]):
         key = key[:-1]
-    return key if key in ENTITY_TYPES else None
+    return key if is_kind(key) else None
 
 
 def split_items(items: Sequence[Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:

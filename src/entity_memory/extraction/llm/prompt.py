@@ -12,9 +12,10 @@ messages. Being JSON, a message that contains "\\nsystem: ..." stays a string in
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
+from entity_memory.domain.kind import is_kind, kind_of
 from entity_memory.domain.task_dates import iso_day
 from entity_memory.extraction.base import KnownEntity, Message
 
@@ -185,14 +186,6 @@ def system_prompt() -> str:
     return "\n\n".join([INSTRUCTIONS, METADATA_GUIDANCE, OUTPUT_FORMAT, examples])
 
 
-#: Metadata keys shown for a known entity, per type: its current key facts.
-KEY_FACTS: Mapping[str, tuple[str, ...]] = {
-    "campaign": ("strategy", "budget", "status"),
-    "metric": ("kpi", "value", "target", "unit", "campaign"),
-    "decision": ("action", "outcome"),
-    "pain_point": ("resolved", "severity"),
-    "preference": ("category", "value"),
-}
 _MAX_ALIASES_SHOWN = 5
 
 
@@ -203,7 +196,7 @@ def known_entity_json(entity: KnownEntity) -> dict[str, Any]:
         doc["aliases"] = aliases
     facts = {
         k: entity.facts[k]
-        for k in KEY_FACTS.get(entity.type, ())
+        for k in (kind_of(entity.type).known_facts if is_kind(entity.type) else ())
         if entity.facts.get(k) is not None
     }
     if facts:

@@ -12,7 +12,8 @@ import copy
 from functools import lru_cache
 from typing import Any
 
-from entity_memory.domain.models import (
+from entity_memory.domain.kind import kind_of
+from entity_memory.domain.kinds import (
     CampaignInput,
     DecisionInput,
     MetricInput,
@@ -33,7 +34,6 @@ _UNGRAMMATICAL = {"maxLength", "minLength"}
 #: Fields the model must not fill: ids come from names and resolution, a metric's history from
 #: the ledger.
 _SERVER_FIELDS = {"id", "provenance"}
-_SERVER_METADATA_FIELDS = {"metric": {"history"}}
 _DROP_KEYS = {"title", "default", "discriminator", "propertyNames", *_UNGRAMMATICAL}
 
 
@@ -69,7 +69,7 @@ def _item_schema(model: type) -> dict[str, Any]:
     for name in _SERVER_FIELDS:
         props.pop(name, None)
     meta = props["metadata"]
-    for name in _SERVER_METADATA_FIELDS.get(entity_type, ()):
+    for name in kind_of(entity_type).server_fields:
         meta.get("properties", {}).pop(name, None)
         if name in meta.get("required", []):
             meta["required"].remove(name)

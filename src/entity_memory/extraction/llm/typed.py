@@ -21,15 +21,14 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from entity_memory.domain import safe_json
+from entity_memory.domain.kind import kind_of
 from entity_memory.domain.text import normalize_name
 from entity_memory.extraction.base import ExtractionResult, KnownEntity, Message
 from entity_memory.extraction.llm.ask import Ask
 from entity_memory.extraction.llm.chunking import Chunk
 from entity_memory.extraction.llm.parsing import _closing
 from entity_memory.extraction.llm.typed_items import (
-    ITEM_TOKENS,
     KINDS,
-    MAX_ITEMS,
     item_schema,
     parse_item,
     to_candidate,
@@ -42,20 +41,12 @@ DESIGNS: tuple[str, ...] = ("single", "typed", "confirm", "union")
 #: item limit times its item size.
 PASS_BASE_TOKENS = 40
 PASS_CHUNK_SHARE = 0.5
-#: Fields of a rules candidate offered to the model, per kind (the compact item's fields).
-OFFERED_FIELDS: dict[str, tuple[str, ...]] = {
-    "campaign": ("strategy", "budget", "status"),
-    "metric": ("kpi", "value", "target", "campaign"),
-    "decision": ("action",),
-    "pain_point": ("severity",),
-    "preference": ("category", "value"),
-}
 
 
 def pass_budget(kind: str, chunk_tokens: int, max_tokens: int | None = None) -> int:
     """Output tokens for one pass: grows with the chunk, capped by what the kind can need and
     by the extractor's own `max_tokens` (AI_MAX_TOKENS / LLM_MAX_TOKENS when set)."""
-    ceiling = MAX_ITEMS[kind] * ITEM_TOKENS[kind]
+    ceiling = kind_of(kind).llm_max_items * kind_of(kind).llm_item_tokens
     if max_tokens is not None:
         ceiling = min(ceiling, max_tokens)
     return min(ceiling, PASS_BASE_TOKENS + int(chunk_tokens * PASS_CHUNK_SHARE))
@@ -104,7 +95,7 @@ def offered_item(candidate: dict[str, Any]) -> dict[str, Any]:
         item["name"] = candidate["name"]
     elif kind == "pain_point":
         item["problem"] = candidate["name"]
-    for key in OFFERED_FIELDS[kind]:
+    for key in kind_of(kind).offered_fields:
         if meta.get(key) is not None:
             item["preference" if (kind, key) == ("preference", "value") else key] = meta[key]
     return item
@@ -176,7 +167,7 @@ class TypedPasses:
             items, cut = read_items(reply.raw)
             if cut or reply.truncated:
                 result.truncated += 1
-            for raw in items[: MAX_ITEMS[kind]]:
+            for raw in items[: kind_of(kind).llm_max_items]:
                 item = parse_item(kind, raw)
                 if item is None:
                     result.rejected.append({"item": raw, "reason": f"not a {kind} item"})

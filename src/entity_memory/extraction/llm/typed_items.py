@@ -16,35 +16,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from entity_memory.domain.kind import kind_of
 from entity_memory.extraction.llm.schema import inline_schema
 
 QUOTE_CHARS = 240
 NAME_CHARS = 60
 PHRASE_CHARS = 120
-#: Items a pass may list; a session rarely has more of one kind worth keeping.
-MAX_ITEMS: dict[str, int] = {
-    "campaign": 6,
-    "metric": 8,
-    "decision": 5,
-    "pain_point": 4,
-    "preference": 4,
-}
-#: Estimated output tokens per item of each kind (quote + fields + JSON), for max_tokens.
-ITEM_TOKENS: dict[str, int] = {
-    "campaign": 45,
-    "metric": 50,
-    "decision": 55,
-    "pain_point": 40,
-    "preference": 40,
-}
-#: Importance by kind (the SPEC's bands; a model's own guess adds tokens and noise).
-IMPORTANCE: dict[str, float] = {
-    "campaign": 0.7,
-    "metric": 0.8,
-    "decision": 0.9,
-    "pain_point": 0.8,
-    "preference": 0.9,
-}
 #: Words of a decision's action kept in its name.
 NAME_WORDS = 8
 
@@ -107,7 +84,9 @@ def _schema(kind: str) -> str:
     item.pop("description", None)
     doc = {
         "type": "object",
-        "properties": {"items": {"type": "array", "maxItems": MAX_ITEMS[kind], "items": item}},
+        "properties": {
+            "items": {"type": "array", "maxItems": kind_of(kind).llm_max_items, "items": item}
+        },
         "required": ["items"],
         "additionalProperties": False,
     }
@@ -155,7 +134,8 @@ def to_candidate(kind: str, item: _Item) -> dict[str, Any]:
         "type": kind,
         "name": name,
         "content": content,
-        "importance": IMPORTANCE[kind],
+        # The kind's band, not the model's own guess (that adds tokens and noise).
+        "importance": kind_of(kind).importance.extracted,
         "metadata": _clean(meta),
         "source": quote,
     }

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from entity_memory.domain.amounts import mentions_of
+from entity_memory.domain.kind import kind_of
 from entity_memory.domain.kinds import CAMPAIGN, METRIC, PREFERENCE
 from entity_memory.domain.text import normalize_name
 from entity_memory.extraction.base import ExtractionResult, KnownEntity, Message
@@ -117,16 +118,8 @@ async def detect_all_cooperatively(
 
 
 def importance(entity_type: str, fact: Any) -> float:
-    """The SPEC's bands: explicit decisions and stated preferences high, the rest medium."""
-    if entity_type == "decision":
-        return 0.85 if fact.accepted else 0.9
-    if entity_type == "preference":
-        return 0.9
-    if entity_type == "pain_point":
-        return 0.9 if fact.severity == "high" else 0.7
-    if entity_type == "metric":
-        return 0.8 if fact.target is not None else 0.7
-    return 0.7
+    """The kind's bands for a rules detection (domain/kinds/)."""
+    return kind_of(entity_type).importance.of_detection(fact)
 
 
 def _stating(sources: list[Sentence], meta: dict[str, object]) -> str:

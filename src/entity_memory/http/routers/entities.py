@@ -9,8 +9,9 @@ from fastapi import APIRouter, Request
 
 from entity_memory.domain.headline import headline
 from entity_memory.domain.keys import InvalidId, entity_key, slug_for, validate_id, validate_type
+from entity_memory.domain.kinds import Entity, MetricMetadata
 from entity_memory.domain.limits import MAX_BATCH
-from entity_memory.domain.models import Entity, EntityInputBase, MetricMetadata
+from entity_memory.domain.models import EntityInputBase
 from entity_memory.domain.task_dates import after_today, iso_day
 from entity_memory.http.body import openapi_body, parse, read_json
 from entity_memory.http.deps import (

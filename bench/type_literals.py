@@ -1,0 +1,75 @@
+"""Figures: where the code still spells an entity type out (issue 35).
+
+Counts, in `src/` outside `domain/kinds/` (each kind's own module) and outside the tests:
+files naming a type as a string literal (Python string constants, found with `ast`, and
+quoted words in the inspector's JavaScript), per type and in all; per-type tables (dict
+literals keyed by two or more type names); and comparisons with a type literal
+(`type == "metric"`, `kind in ("campaign", ...)`). A literal is counted wherever it is, so
+"campaign" as a metric's field name counts too: the figure is an upper bound.
+
+Run: `.venv/bin/python -m bench.type_literals [SRC] [--list]`
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import re
+from pathlib import Path
+
+TYPES = ("campaign", "metric", "decision", "pain_point", "preference")
+_JS_LITERAL = re.compile(r"""["'`](campaign|metric|decision|pain_point|preference)["'`]""")
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _names_type(node: ast.AST) -> bool:
+    if isinstance(node, ast.Constant):
+        return node.value in TYPES
+    if isinstance(node, ast.Tuple | ast.Set | ast.List):
+        return any(_names_type(e) for e in node.elts)
+    return False
+
+
+def count(src: Path) -> dict[str, dict[str, int]]:
+    """{"literals": file -> count, "tables": file -> count, "checks": file -> count}."""
+    out: dict[str, dict[str, int]] = {"literals": {}, "tables": {}, "checks": {}}
+    for path in sorted(src.rglob("*")):
+        rel = str(path.relative_to(src))
+        if "domain/kinds/" in rel or "__pycache__" in rel:
+            continue
+        if path.suffix == ".js":
+            found = len(_JS_LITERAL.findall(path.read_text()))
+            if found:
+                out["literals"][rel] = found
+            continue
+        if path.suffix != ".py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Constant) and node.value in TYPES:
+                out["literals"][rel] = out["literals"].get(rel, 0) + 1
+            if isinstance(node, ast.Dict):
+                keys = [k for k in node.keys if isinstance(k, ast.Constant) and k.value in TYPES]
+                if len(keys) >= 2:
+                    out["tables"][rel] = out["tables"].get(rel, 0) + 1
+            if isinstance(node, ast.Compare) and any(
+                _names_type(part) for part in (node.left, *node.comparators)
+            ):
+                out["checks"][rel] = out["checks"].get(rel, 0) + 1
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("src", nargs="?", default=str(ROOT / "src"))
+    parser.add_argument("--list", action="store_true", help="name the files")
+    args = parser.parse_args()
+    figures = count(Path(args.src))
+    for what, files in figures.items():
+        print(f"{what}: {sum(files.values())} in {len(files)} files")
+        if args.list:
+            for rel, n in files.items():
+                print(f"  {n:3d} {rel}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,135 @@
+"""A sixth kind, registered by this test alone (issue 35): stored, retrieved, merged and
+rendered with no other file changed. An "audience" (a group of people an ad is shown to) has
+a size and a region, is linked to the campaigns that target it, and shows its size."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Annotated, Literal
+
+import pytest
+from pydantic import Field
+
+from entity_memory.domain.keys import entity_key
+from entity_memory.domain.kind import EntityKind, ImportanceBands, register, unregister
+from entity_memory.domain.models import BaseEntity, CamelModel, EntityInputBase, ShortText
+from entity_memory.extraction.validate import validate_candidates
+from entity_memory.service.context_block import context_block
+from entity_memory.service.retrieval import retrieve_for_context
+from entity_memory.storage.kv import CountingKV
+from entity_memory.storage.store import EntityStore
+from tests.unit.conftest import DAY, T0, Clock, upsert_one
+from tests.unit.factories import campaign
+
+
+class AudienceMetadata(CamelModel):
+    size: Annotated[int, Field(ge=0)] | None = None
+    region: ShortText | None = None
+    campaigns: list[ShortText] = Field(default_factory=list)
+
+
+class AudienceInput(EntityInputBase):
+    type: Literal["audience"]
+    metadata: AudienceMetadata = Field(default_factory=AudienceMetadata)
+
+
+class AudienceEntity(BaseEntity):
+    type: Literal["audience"] = "audience"
+    metadata: AudienceMetadata = Field(default_factory=AudienceMetadata)
+
+
+AUDIENCE = EntityKind(
+    type="audience",
+    entity_model=AudienceEntity,
+    input_model=AudienceInput,
+    metadata_model=AudienceMetadata,
+    importance=ImportanceBands(extracted=0.6, detected=0.6),
+    label="Known Audiences",
+    section=5,
+    member_label="audience",
+    shown_fields=("size", "region"),
+    known_facts=("size", "region"),
+    offered_fields=("size", "region"),
+    campaign_fields=("campaigns",),
+)
+
+
+@pytest.fixture(autouse=True)
+def audience_kind() -> Iterator[EntityKind]:
+    register(AUDIENCE)
+    yield AUDIENCE
+    unregister(AUDIENCE.type)
+
+
+def audience(
+    size: int | None = 12000, content: str = "", campaigns: tuple[str, ...] = ()
+) -> AudienceInput:
+    return AudienceInput(
+        type="audience",
+        name="Weekend cyclists",
+        content=content,
+        importance=0.6,
+        metadata=AudienceMetadata(size=size, region="North coast", campaigns=list(campaigns)),
+    )
+
+
+async def test_a_registered_kind_is_stored_under_its_key_and_read_back(
+    store: EntityStore, kv: CountingKV
+) -> None:
+    result = await upsert_one(store, "u1", audience(), "s1")
+    assert result.status == "created"
+    assert result.key == entity_key("u1", "audience", "weekend-cyclists")
+    stored = await store.get("u1", "audience", "weekend-cyclists")
+    assert isinstance(stored, AudienceEntity)
+    assert stored.metadata.size == 12000 and stored.version == 1
+    index = await store.read_index("u1")
+    assert [(e.type, e.id) for e in index.entries] == [("audience", "weekend-cyclists")]
+
+
+async def test_a_registered_kind_merges_like_any_other(store: EntityStore, clock: Clock) -> None:
+    await upsert_one(store, "u1", audience(content="A crowd of about 12,000 cyclists."), "s1")
+    clock.advance(DAY)
+    again = await upsert_one(store, "u1", audience(size=15000), "s2")
+    assert again.status == "updated" and again.entity.version == 2
+    assert again.entity.created_at == T0
+    assert again.entity.metadata.size == 15000  # type: ignore[attr-defined]
+    assert again.entity.metadata.region == "North coast"  # type: ignore[attr-defined]
+    # The stored sentence stated the old size: a shown field changed, so it is dropped.
+    assert again.entity.content == ""
+    same = await upsert_one(store, "u1", audience(size=15000), "s3")
+    assert same.status == "unchanged"
+
+
+async def test_a_registered_kind_is_retrieved_and_rendered_in_its_section(
+    store: EntityStore,
+) -> None:
+    await upsert_one(store, "u1", campaign(), "s1")
+    await upsert_one(store, "u1", audience(), "s1")
+    task = "Campaign Alpha for the weekend cyclists"
+    found = await retrieve_for_context(store, "u1", task)
+    assert {e.type for e in found.entities} == {"campaign", "audience"}
+    block = context_block(found, task, 2000)
+    line = next(x for x in block.splitlines() if "**Weekend cyclists**" in x)
+    assert line.startswith("- ") and "size 12000" in line and "region North coast" in line
+    assert block.index("### Known Audiences") > block.index("### Known Campaigns")
+
+
+async def test_a_registered_kind_links_to_the_campaign_its_fields_name(
+    store: EntityStore,
+) -> None:
+    await upsert_one(store, "u1", campaign(), "s1")
+    await upsert_one(store, "u1", audience(campaigns=("Campaign Alpha",)), "s1")
+    task = "Campaign Alpha for the weekend cyclists"
+    found = await retrieve_for_context(store, "u1", task)
+    block = context_block(found, task, 2000)
+    lines = block.splitlines()
+    at = next(i for i, x in enumerate(lines) if x.startswith("- **Campaign Alpha**"))
+    assert lines[at + 1].startswith("  - audience **Weekend cyclists**")
+    assert "### Known Audiences" not in block
+
+
+def test_an_extractor_candidate_of_a_registered_kind_validates() -> None:
+    raw = {"type": "audience", "name": "Weekend cyclists", "metadata": {"size": 900}}
+    accepted, rejected = validate_candidates([raw, {**raw, "type": "unheard_of"}])
+    assert [a.type for a in accepted] == ["audience"]  # type: ignore[attr-defined]
+    assert rejected and "unknown type" in rejected[0]["reason"]
