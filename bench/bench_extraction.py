@@ -89,10 +89,11 @@ def stored(
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """What the pipeline would store of `result` (validated, grounded) and why the rest not."""
     inputs, invalid = validate_candidates(result.candidates)
-    kept, ungrounded = ground(inputs, session_context(messages, known))
+    grounded = ground(inputs, session_context(messages, known))
     reasons = ["not_an_item" for _ in result.rejected] + ["invalid" for _ in invalid]
-    reasons += [r.code for r in ungrounded]
-    return [k.to_json_dict() for k in kept], reasons
+    reasons += [r.code for r in grounded.rejected]
+    reasons += [f"dropped:{d.code}" for d in grounded.dropped]
+    return [k.to_json_dict() for k in grounded.kept], reasons
 
 
 def _ms(iso: str) -> int:

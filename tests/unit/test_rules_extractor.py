@@ -242,8 +242,9 @@ def test_a_target_set_after_the_value_is_the_one_that_stays_and_both_are_grounde
     metric = single(cands, "metric")
     assert (metric["metadata"]["value"], metric["metadata"]["target"]) == (46, 44)
     inputs, _ = validate_candidates(cands)
-    kept, rejected = ground(inputs, session_context(msgs, [CROISSANT]))
-    assert not rejected and any(k.type == "metric" for k in kept), rejected
+    grounded = ground(inputs, session_context(msgs, [CROISSANT]))
+    assert not grounded.rejected and not grounded.dropped, grounded
+    assert any(k.type == "metric" for k in grounded.kept)
 
 
 def test_an_assistant_figure_needs_its_campaign() -> None:

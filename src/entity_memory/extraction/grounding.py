@@ -1,20 +1,21 @@
 """Grounding: every candidate must be traceable to words of the conversation, whoever made it.
 
 A small model (and sometimes a large one) invents: an excerpt nobody wrote, a number that is
-not in its excerpt, a campaign named after the advertiser's own business, a "$196 spent" read
-as a CPA of 196. The memory prefers a missing fact to a wrong one, so each candidate, from the
-rules or from a model, passes these checks after schema validation and before resolution; a
-candidate that fails is rejected with the reason and never stored:
+nowhere in the conversation, a campaign named after the advertiser's own business, a "$196
+spent" read as a CPA of 196. The memory prefers a missing fact to a wrong one, so each
+candidate, from the rules or from a model, passes these checks after schema validation and
+before resolution. A candidate is rejected whole (with the reason, never stored) only when
+nothing of it can be trusted:
 
 1. its `source` excerpt occurs in the conversation (case, whitespace, quote marks and dashes
    normalised; an excerpt elided with "..." must occur piece by piece);
-2. every number stored as a metric's value or target, or a campaign's budget, occurs in that
-   excerpt;
-3. a metric's value is stated as that KPI's value: the KPI mention nearest to the number in the
-   excerpt is of the metric's KPI (so "spent $196 ... CPA of $40" cannot give CPA 196);
-4. a campaign's name occurs in the conversation or among the known entities' names;
-5. a campaign is not the advertiser's own business: names the user introduces as their
-   business, shop, company ... ("my studio, Clay Corner", "I run Clay Corner") are not campaigns.
+2. a campaign's name occurs in the conversation or among the known entities' names;
+3. a campaign is not the advertiser's own business: names the user introduces as their
+   business, shop, company ... ("my studio, Clay Corner", "I run Clay Corner") are not campaigns;
+4. a metric keeps at least one grounded number (value or target).
+
+Its numbers are checked field by field (grounding_numbers.py): a field that fails is dropped
+and reported (`FieldDrop`), the rest of the entity is kept.
 
 Pure functions over plain text; nothing here reads storage or calls a model.
 """
@@ -22,14 +23,20 @@ Pure functions over plain text; nothing here reads storage or calls a model.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from entity_memory.domain.amounts import NumberMention, mentions_of
+from entity_memory.domain.amounts import mentions_of
 from entity_memory.domain.models import EntityInputBase
-from entity_memory.domain.vocab import GENERIC_NAME_WORDS, KPI_NAMES
+from entity_memory.domain.vocab import GENERIC_NAME_WORDS
 from entity_memory.extraction.base import KnownEntity, Message
+from entity_memory.extraction.grounding_numbers import (
+    numeric_fields,
+    restates,
+    tied_to_other_kpi,
+    unsupported_numbers,
+)
 
 #: Excerpt pieces (between "..." elisions) shorter than this are not checked on their own.
 MIN_PIECE_CHARS = 3
@@ -54,90 +61,6 @@ def normalise_words(text: str) -> str:
 def contains_words(haystack: str, needle: str) -> bool:
     """`needle` occurs in `haystack` as whole words (both normalised with `normalise_words`)."""
     return bool(needle) and f" {needle} " in f" {haystack} "
-
-
-# --- KPI mentions ------------------------------------------------------------------------------
-
-#: KPI families as advertisers write them: the family a candidate's `kpi` belongs to and the
-#: words that state it. Cost-per-anything is one family (a cost per lead is a CPA whose
-#: acquisition is a lead), and counts, spend and budget are KPIs of their own so that an amount
-#: spent is never read as a cost per acquisition.
-_COST_PER = r"cost per (?:acquisition|action|conversion|lead|sale|booking|signup|order|customer)"
-KPI_FAMILIES: tuple[tuple[str, str], ...] = (
-    ("cpa", rf"{_COST_PER}|t?cpa|cpl|(?:per|a|each) (?:lead|sale|booking|signup|order|customer)"),
-    ("roas", r"return on ad(?:vertising)? spend|t?roas"),
-    ("ctr", r"click[ -]?through[ -]?rates?|ctr"),
-    ("cpc", r"cost per click|cpc|(?:per|a|each) click"),
-    ("cpm", r"cost per (?:mille|thousand(?: impressions)?)|cpm"),
-    ("cvr", r"conversion rates?|cvr"),
-    ("aov", r"average order value|aov|order value"),
-    ("impression share", r"impression share"),
-    ("spend", r"spend(?:ing)?|spent|ad cost|costs? us|cost"),
-    ("budget", r"budgets?|a day|per day|daily|/day"),
-    ("revenue", r"revenue|sales value|conversion value"),
-    ("clicks", r"clicks?"),
-    ("impressions", r"impressions?"),
-    ("conversions", r"conversions?|leads?|sales|bookings?|signups?|sign-ups?|orders?|calls?"),
-)
-_FAMILY_RES = [
-    (family, re.compile(rf"(?<![\w-])(?:{p})(?![\w-])", re.I)) for family, p in KPI_FAMILIES
-]
-_KPI_NAME_RES = [(re.compile(rf"^(?:{p})$", re.I), name) for p, name in KPI_NAMES]
-
-
-class KpiMention(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    family: str
-    start: int
-    end: int
-
-
-def kpi_family(kpi: str) -> str | None:
-    """The family of a candidate's `kpi` ("Cost per lead" -> "cpa"), None when unknown."""
-    text = " ".join(kpi.lower().split())
-    for pattern, name in _KPI_NAME_RES:
-        if pattern.match(text):
-            text = name.lower()
-            break
-    for family, pattern in _FAMILY_RES:
-        if pattern.fullmatch(text) or pattern.search(text):
-            return family
-    return None
-
-
-def kpi_mentions(text: str) -> list[KpiMention]:
-    """Every KPI word in `text`; where two overlap the earlier family in KPI_FAMILIES wins."""
-    found: list[KpiMention] = []
-    for family, pattern in _FAMILY_RES:
-        for m in pattern.finditer(text):
-            if not any(m.start() < k.end and k.start < m.end() for k in found):
-                found.append(KpiMention(family=family, start=m.start(), end=m.end()))
-    return sorted(found, key=lambda k: k.start)
-
-
-def _distance(a: NumberMention, b: KpiMention) -> int:
-    return max(0, b.start - a.end, a.start - b.end)
-
-
-def value_tied_to_kpi(kpi: str, value: float, excerpt: str) -> bool:
-    """The excerpt states `value` as this KPI's value: some occurrence of the number has a
-    mention of the KPI's family as its nearest KPI mention. A KPI outside our vocabulary
-    must at least be named in the excerpt."""
-    family = kpi_family(kpi)
-    occurrences = mentions_of(value, excerpt)
-    if family is None:
-        words = normalise_words(kpi)
-        return bool(occurrences) and contains_words(normalise_words(excerpt), words)
-    kpis = kpi_mentions(excerpt)
-    for number in occurrences:
-        if not kpis:
-            return False
-        nearest = min(kpis, key=lambda k: _distance(number, k))
-        best = _distance(number, nearest)
-        if any(k.family == family and _distance(number, k) == best for k in kpis):
-            return True
-    return False
 
 
 # --- the advertiser's own business ------------------------------------------------------------
@@ -198,6 +121,9 @@ class GroundingContext(BaseModel):
     words: str
     #: Known entity names and aliases per type (normalised words).
     known: dict[str, frozenset[str]]
+    #: The numbers memory holds for known entities: (type, normalised name or alias) -> field
+    #: path -> values (a metric's value and its history, its target, a budget ...).
+    known_numbers: dict[tuple[str, str], dict[str, tuple[float, ...]]] = {}
     business: frozenset[str]
 
 
@@ -210,26 +136,76 @@ class Rejection(BaseModel):
     reason: str
 
 
+class FieldDrop(BaseModel):
+    """A field removed from a kept candidate: which entity, which field and value, and why
+    (`code` machine-readable)."""
+
+    type: str
+    name: str
+    field: str
+    value: float | str | None
+    code: str
+    reason: str
+
+    def to_json_dict(self) -> dict[str, object]:
+        return self.model_dump(mode="json")
+
+
+class Grounded(BaseModel):
+    """The candidates kept (with the fields that failed removed), the candidates rejected
+    whole, and the fields dropped from kept ones."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    kept: list[EntityInputBase]
+    rejected: list[Rejection]
+    dropped: list[FieldDrop]
+
+
+def _known_numbers(facts: Mapping[str, object]) -> dict[str, tuple[float, ...]]:
+    out: dict[str, list[float]] = {}
+    for path, value in numeric_fields(facts):
+        out.setdefault(path, []).append(value)
+    history = facts.get("history")
+    if isinstance(history, list):
+        for h in history:
+            if isinstance(h, Mapping) and isinstance(h.get("value"), int | float):
+                out.setdefault("value", []).append(float(h["value"]))  # type: ignore[arg-type]
+    return {k: tuple(v) for k, v in out.items()}
+
+
 def grounding_context(
-    texts: Sequence[tuple[str, str]], known: Iterable[tuple[str, str]] = ()
+    texts: Sequence[tuple[str, str]],
+    known: Iterable[tuple[str, str]] = (),
+    known_facts: Iterable[tuple[str, str, Mapping[str, object]]] = (),
 ) -> GroundingContext:
     """`texts`: (role, content) of every message of the session; `known`: (type, name) of
-    stored entities and their aliases."""
+    stored entities and their aliases; `known_facts`: (type, name, metadata) of those whose
+    current facts were read."""
     joined = "\n".join(content for _, content in texts)
     by_type: dict[str, set[str]] = {}
     for entity_type, name in known:
         by_type.setdefault(entity_type, set()).add(normalise_words(name))
+    numbers = {
+        (entity_type, normalise_words(name)): _known_numbers(facts)
+        for entity_type, name, facts in known_facts
+    }
     return GroundingContext(
         text=normalise_text(joined),
         words=normalise_words(joined),
         known={t: frozenset(n) for t, n in by_type.items()},
+        known_numbers={k: v for k, v in numbers.items() if v},
         business=frozenset(business_names(c for r, c in texts if r == "user")),
     )
 
 
-def source_in_conversation(source: str, ctx: GroundingContext) -> bool:
+def _pieces(source: str) -> list[str]:
     pieces = [p.strip(" \"'") for p in _ELLIPSIS.split(normalise_text(source))]
-    pieces = [p for p in pieces if len(p) >= MIN_PIECE_CHARS]
+    return [p for p in pieces if len(p) >= MIN_PIECE_CHARS]
+
+
+def source_in_conversation(source: str, ctx: GroundingContext) -> bool:
+    pieces = _pieces(source)
     if not pieces:
         return False
     return all(p in ctx.text or normalise_words(p) in ctx.words for p in pieces)
@@ -241,34 +217,14 @@ def _core_name(name: str) -> str:
     return " ".join(core or words)
 
 
-def _numbers(item: EntityInputBase) -> list[tuple[str, float]]:
-    meta = getattr(item, "metadata", None)
-    out: list[tuple[str, float]] = []
-    for field in ("value", "target", "budget"):
-        value = getattr(meta, field, None)
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            out.append((field, float(value)))
-    return out
-
-
 def check(item: EntityInputBase, ctx: GroundingContext) -> tuple[str, str] | None:
-    """None when the candidate is grounded, else (code, why not)."""
+    """Checks on the candidate as a whole: None when it may be kept, else (code, why not)."""
     source = item.source or ""
     if not source.strip():
         return "no_source", "no source excerpt"
     if not source_in_conversation(source, ctx):
         return "source_not_in_conversation", "source excerpt not in the conversation"
-    for field, value in _numbers(item):
-        if not mentions_of(value, source):
-            return "number_not_in_source", f"{field} {value:g} not in the source excerpt"
-    item_type: str = item.type  # type: ignore[attr-defined]
-    meta = getattr(item, "metadata", None)
-    value = getattr(meta, "value", None)
-    if item_type == "metric" and isinstance(value, int | float):
-        kpi = str(getattr(meta, "kpi", ""))
-        if not value_tied_to_kpi(kpi, float(value), source):
-            return "value_not_the_kpi", f"{value:g} is not stated as the {kpi} in the excerpt"
-    if item_type == "campaign":
+    if item.type == "campaign":  # type: ignore[attr-defined]
         core = _core_name(item.name)
         known = ctx.known.get("campaign", frozenset())
         if core in ctx.business or normalise_words(item.name) in ctx.business:
@@ -278,27 +234,125 @@ def check(item: EntityInputBase, ctx: GroundingContext) -> tuple[str, str] | Non
     return None
 
 
-def ground(
-    items: Sequence[EntityInputBase], ctx: GroundingContext
-) -> tuple[list[EntityInputBase], list[Rejection]]:
-    """The grounded candidates, and a rejection for each of the others."""
-    kept: list[EntityInputBase] = []
-    rejected: list[Rejection] = []
+def _held(item: EntityInputBase, ctx: GroundingContext) -> dict[str, tuple[float, ...]]:
+    """The numbers memory holds for this entity (found by its name or an alias), per field."""
+    out: dict[str, tuple[float, ...]] = {}
+    for name in (item.name, *item.aliases):
+        for path, values in ctx.known_numbers.get((item.type, normalise_words(name)), {}).items():  # type: ignore[attr-defined]
+            out[path] = (*out.get(path, ()), *values)
+    return out
+
+
+def _unread(item: EntityInputBase, ctx: GroundingContext) -> bool:
+    """The candidate names a known entity whose facts were not read (an extractor that is
+    shown names only): its content may restate them, and nothing here can tell."""
+    names = {normalise_words(n) for n in (item.name, *item.aliases)}
+    known = ctx.known.get(item.type, frozenset())  # type: ignore[attr-defined]
+    read = {n for (t, n) in ctx.known_numbers if t == item.type}  # type: ignore[attr-defined]
+    return bool(names & known) and not names & read
+
+
+def _field_failure(
+    item: EntityInputBase, path: str, value: float, ctx: GroundingContext
+) -> tuple[str, str] | None:
+    source = item.source or ""
+    meta = item.metadata  # type: ignore[attr-defined]
+    held = _held(item, ctx).get(path, ())
+    if not mentions_of(value, ctx.text) and not any(restates(value, h) for h in held):
+        why = f"{path} {value:g} is neither in the conversation nor what memory holds"
+        return "number_not_in_conversation", why
+    is_value = item.type == "metric" and path == "value"  # type: ignore[attr-defined]
+    if is_value and tied_to_other_kpi(str(meta.kpi), value, source):
+        why = f"{value:g} is written as another KPI than {meta.kpi} in the excerpt"
+        return "value_tied_to_other_kpi", why
+    return None
+
+
+def _without(item: EntityInputBase, paths: Sequence[str]) -> EntityInputBase:
+    """The candidate with these metadata fields removed (unset, so a merge keeps what is
+    stored for them)."""
+    meta = item.metadata  # type: ignore[attr-defined]
+    data = meta.model_dump(by_alias=True, exclude_unset=True, mode="json")
+    for path in paths:
+        head, _, rest = path.partition(".")
+        if rest and isinstance(data.get(head), dict):
+            data[head] = {k: v for k, v in data[head].items() if k != rest} or None
+        else:
+            data.pop(head, None)
+    return item.model_copy(update={"metadata": type(meta).model_validate(data)})
+
+
+CONTENT_CODE = "content_number_not_in_conversation"
+
+
+def _drop(item: EntityInputBase, field: str, value: float | str, code: str, why: str) -> FieldDrop:
+    return FieldDrop(
+        type=item.type,  # type: ignore[attr-defined]
+        name=item.name,
+        field=field,
+        value=value,
+        code=code,
+        reason=f"ungrounded: {why}",
+    )
+
+
+def ground_fields(
+    item: EntityInputBase, ctx: GroundingContext
+) -> tuple[EntityInputBase | None, list[FieldDrop]]:
+    """The candidate with its ungrounded fields removed (None when a metric is left with no
+    number at all: a KPI without its value or target says nothing), and what was removed."""
+    meta = getattr(item, "metadata", None)
+    if meta is None:
+        return item, []
+    drops: list[FieldDrop] = []
+    for path, value in numeric_fields(meta.to_json_dict()):
+        failed = _field_failure(item, path, value, ctx)
+        if failed is not None:
+            drops.append(_drop(item, f"metadata.{path}", value, *failed))
+    if drops:
+        item = _without(item, [d.field.removeprefix("metadata.") for d in drops])
+        if item.type == "metric" and item.metadata.value is None and item.metadata.target is None:  # type: ignore[attr-defined]
+            return None, drops
+    dropped = [d.value for d in drops if isinstance(d.value, float)]
+    restated = [v for v in dropped if mentions_of(v, item.content)]
+    held = [v for values in _held(item, ctx).values() for v in values]
+    bad = restated
+    if not bad and not _unread(item, ctx):
+        bad = unsupported_numbers(item.content, ctx.text, held)
+    if bad:
+        why = f"the content states {bad[0]:g}, which the conversation does not support"
+        drops.append(_drop(item, "content", item.content, CONTENT_CODE, why))
+        # The excerpt is the conversation's own words: true, if less tidy than a summary.
+        item = item.model_copy(update={"content": item.source or ""})
+    return item, drops
+
+
+def ground(items: Sequence[EntityInputBase], ctx: GroundingContext) -> Grounded:
+    """The grounded candidates (fields that failed removed), a rejection for each candidate
+    that failed as a whole, and each field dropped."""
+    out = Grounded(kept=[], rejected=[], dropped=[])
     for item in items:
         failed = check(item, ctx)
+        kept, drops = (None, []) if failed is not None else ground_fields(item, ctx)
+        out.dropped += drops
+        if kept is not None:
+            out.kept.append(kept)
+            continue
         if failed is None:
-            kept.append(item)
-        else:
-            code, why = failed
-            rejected.append(
-                Rejection(item=item.to_json_dict(), code=code, reason=f"ungrounded: {why}")
-            )
-    return kept, rejected
+            failed = ("no_number_left", "none of the metric's numbers is in the conversation")
+        code, why = failed
+        out.rejected.append(
+            Rejection(item=item.to_json_dict(), code=code, reason=f"ungrounded: {why}")
+        )
+    return out
 
 
 def session_context(
     messages: Sequence[Message], known: Iterable[KnownEntity] = ()
 ) -> GroundingContext:
-    """The grounding context of one session: its messages, and the known entities' names."""
+    """The grounding context of one session: its messages, and the known entities' names
+    and, where they were read, their current numbers."""
+    known = list(known)
     names = [(k.type, n) for k in known for n in (k.name, *k.aliases)]
-    return grounding_context([(m.role, m.content) for m in messages], names)
+    facts = [(k.type, n, k.facts) for k in known if k.facts for n in (k.name, *k.aliases)]
+    return grounding_context([(m.role, m.content) for m in messages], names, facts)

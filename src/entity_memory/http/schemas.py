@@ -175,6 +175,15 @@ class Usage(BaseModel):
     output_tokens: int
 
 
+class FieldDropOut(BaseModel):
+    type: str
+    name: str
+    field: str = Field(description="`metadata.value`, `metadata.lastPerformance.ROAS`, `content`")
+    value: float | str | None
+    code: str = Field(description="number_not_in_conversation | value_tied_to_other_kpi | ...")
+    reason: str
+
+
 class ExtractResponse(Out):
     processed: bool = Field(description="false when this exact session was already processed")
     extractor: str | None
@@ -182,6 +191,11 @@ class ExtractResponse(Out):
     results: list[UpsertItemResult]
     changes: list[UpsertItemResult] = Field(description="the results whose stored facts changed")
     rejected: list[dict[str, Any]] = Field(description="candidates validation refused, and why")
+    dropped: list[FieldDropOut] = Field(
+        default_factory=list,
+        description="fields removed from stored candidates (a number the conversation does "
+        "not state), and why",
+    )
     degraded: bool
     pending: bool = Field(description="an LLM still owes part of the session (retried later)")
     reason: str | None = None

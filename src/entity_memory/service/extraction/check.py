@@ -1,8 +1,10 @@
 """Stage 3, check: schema validation, then grounding, on every candidate of any extractor.
 
-What fails is reported in the response's `rejected` with the reason and never stored: a
-candidate must match its type's schema (extraction/validate.py) and be traceable to the
-session's words (extraction/grounding.py: its excerpt, its numbers, its campaign's name).
+What fails is reported with the reason and never stored: a candidate that must be refused
+whole in the response's `rejected` (it does not match its type's schema, extraction/validate.py,
+or cannot be traced to the session's words, extraction/grounding.py: its excerpt, its
+campaign's name), a single field that fails (a number the conversation does not state) in
+`dropped`, the rest of that candidate kept.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ def check(
 ) -> Checked:
     """`messages`: the whole session (an excerpt may come from any of its turns)."""
     inputs, invalid = validate_candidates(extracted.candidates)
-    grounded, ungrounded = ground(inputs, session_context(messages, known))
+    grounded = ground(inputs, session_context(messages, known))
     rejected = [*extracted.rejected, *invalid]
-    rejected += [{"item": r.item, "reason": r.reason, "code": r.code} for r in ungrounded]
-    return Checked(inputs=grounded, rejected=rejected)
+    rejected += [{"item": r.item, "reason": r.reason, "code": r.code} for r in grounded.rejected]
+    dropped = [d.to_json_dict() for d in grounded.dropped]
+    return Checked(inputs=grounded.kept, rejected=rejected, dropped=dropped)

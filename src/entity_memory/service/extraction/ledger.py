@@ -40,6 +40,7 @@ def counts(
         "newMessages": len(messages) - plan.done,
         "candidates": len(extracted.candidates),
         "rejected": len(checked.rejected),
+        "droppedFields": len(checked.dropped),
         "pendingMessages": sum(e - s for s, e in owed),
         "modelCalls": extracted.calls,
         # Replies cut off at their output budget; their complete items were kept.

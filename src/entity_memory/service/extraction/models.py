@@ -99,6 +99,8 @@ class Checked(_Stage):
 
     inputs: list[EntityInputBase]
     rejected: list[dict[str, Any]]
+    #: Fields removed from kept candidates (`FieldDrop.to_json_dict`): what and why.
+    dropped: list[dict[str, Any]] = Field(default_factory=list)
 
 
 class Known(_Stage):

@@ -23,6 +23,8 @@ class ExtractionOutcome(BaseModel):
     entities: list[dict[str, Any]] = Field(default_factory=list)
     results: list[dict[str, Any]] = Field(default_factory=list)
     rejected: list[dict[str, Any]] = Field(default_factory=list)
+    #: Fields removed from stored candidates (a number the conversation does not state).
+    dropped: list[dict[str, Any]] = Field(default_factory=list)
     counts: dict[str, int] | None = None
     usage: Usage | None = None
     reason: str | None = None
@@ -47,6 +49,7 @@ class ExtractionOutcome(BaseModel):
             # The items whose stored facts changed (contradictions among them), for a quick look.
             "changes": [r for r in self.results if r.get("changes")],
             "rejected": self.rejected,
+            "dropped": self.dropped,
             "degraded": self.degraded_reason is not None,
             "pending": self.pending,
         }

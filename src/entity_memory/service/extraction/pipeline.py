@@ -111,6 +111,7 @@ class SessionExtraction:
             entities=[r.entity.to_json_dict() for r in upserted],
             results=[r.to_json_dict() for r in upserted],
             rejected=checked.rejected,
+            dropped=checked.dropped,
             counts=rows.counts,
             usage=extracted.usage,
             pending=bool(rows.owed) and self.ledger is not None,
