@@ -117,6 +117,41 @@ async def test_known_entities_are_ranked_against_the_chunk():
     assert len(names) <= 40
 
 
+async def test_open_pain_points_and_preferences_are_always_shown_and_reported():
+    from entity_memory.domain.models import IndexEntry
+
+    def known(kind: str, name: str, importance: float, **facts: object) -> KnownEntity:
+        entry = IndexEntry(
+            id=name.lower().replace(" ", "-"),
+            type=kind,  # type: ignore[arg-type]
+            name=name,
+            importance=importance,
+            updated_at=NOW,
+            keywords=name.lower().split(),
+            name_terms=len(name.split()),
+        )
+        return KnownEntity(kind, entry.id, name, facts=facts, entry=entry)
+
+    many = [known("campaign", f"Kiln Classes {i}", 0.9) for i in range(60)]
+    standing = [
+        known("pain_point", "Glaze supplier delays", 0.1, resolved=False),
+        known("preference", "Weekly email only", 0.1, category="communication"),
+    ]
+    fixed = known("pain_point", "Broken booking form", 0.1, resolved=True)
+    ai = FakeAi({"response": {"entities": []}})
+    talk = [Message(role="user", content="Kiln Classes are selling out.")]
+    result = await WorkersAIExtractor(ai, sleep=Sleeps()).extract(
+        talk, [*many, *standing, fixed], NOW
+    )
+    doc = json.loads(ai.calls[0][1]["messages"][1]["content"])
+    names = [k["name"] for k in doc["knownEntities"]]
+    assert {"Glaze supplier delays", "Weekly email only"} <= set(names)
+    assert "Broken booking form" not in names
+    assert result.shown == {
+        (k["type"], k["name"].lower().replace(" ", "-")) for k in doc["knownEntities"]
+    }
+
+
 # --- OpenAI-compatible: replies ------------------------------------------------------------------
 
 

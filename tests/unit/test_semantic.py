@@ -244,3 +244,48 @@ async def test_a_write_embeds_only_the_texts_that_changed(clock: Clock) -> None:
     assert set(after) == set(before) and all(after.values())
     alpha_id = next(i for i in after if "alpha" in i)
     assert after[alpha_id] == before[alpha_id]
+
+
+def test_a_merge_by_meaning_needs_the_types_keys_to_agree() -> None:
+    from entity_memory.service.semantic_resolve import keys_agree
+
+    risk = entity_input_adapter.validate_python(
+        {
+            "type": "preference",
+            "name": "No tests on the bridal range",
+            "metadata": {"category": "risk", "value": "never experiment on bridal gowns"},
+        }
+    )
+    assert not keys_agree(risk, {"category": "reporting", "value": "a one-page monthly recap"})
+    assert keys_agree(risk, {"category": "risk", "value": "small tests only"})
+    assert not keys_agree(risk, None)  # facts not read: not merged by meaning
+    leak = entity_input_adapter.validate_python(
+        {
+            "type": "pain_point",
+            "name": "Leads go to voicemail",
+            "metadata": {"relatedCampaigns": ["Roof Repair"]},
+        }
+    )
+    assert not keys_agree(leak, {"relatedCampaigns": ["Gutter Cleaning"]})
+    assert keys_agree(leak, {"relatedCampaigns": ["roof repair", "Gutter Cleaning"]})
+    assert keys_agree(leak, {"relatedCampaigns": []})
+
+
+async def test_a_name_the_model_was_shown_is_never_a_neighbour_by_meaning(clock: Clock) -> None:
+    from entity_memory.service.semantic_resolve import semantic_neighbours
+
+    store = e5_store(clock)
+    await store.upsert_many("u1", [item("pain_point", n, c) for n, c in PAIN_POINTS], "s1")
+    index = await store.read_index("u1")
+    mention = item(
+        "pain_point",
+        "Reports take forever",
+        "putting the weekly performance report together eats our whole Monday",
+    )
+    facts = {("pain_point", e.id): {"relatedCampaigns": []} for e in index.entries}
+    [found] = await semantic_neighbours(store.embedder, index, [mention], facts)
+    assert found is not None and found.id == "slow-reporting"
+    shown = {("pain_point", "slow-reporting")}
+    assert await semantic_neighbours(store.embedder, index, [mention], facts, shown) == [None]
+    no_facts: dict[tuple[str, str], dict[str, Any]] = {}
+    assert await semantic_neighbours(store.embedder, index, [mention], no_facts) == [None]

@@ -75,6 +75,9 @@ class ExtractionResult:
     calls: int = 0
     #: Replies cut off at their output budget (their complete items kept).
     truncated: int = 0
+    #: (type, id) of the known entities the model was shown: it chose a new name over these
+    #: knowingly, so resolution does not fold a new name into one of them by meaning alone.
+    shown: set[tuple[str, str]] = field(default_factory=set)
 
 
 class ExtractionError(Exception):

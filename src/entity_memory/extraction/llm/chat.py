@@ -74,6 +74,11 @@ MAX_PREVIOUS_TOKENS, MAX_KNOWN_TOKENS = 1_500, 3_000
 #: An earlier turn keeps at most this many tokens (its end) in the context.
 PREVIOUS_MESSAGE_TOKENS = 400
 MAX_KNOWN_PER_CHUNK = 40
+#: Of the known entities' budget, what the standing ones may take: every open pain point and
+#: every preference (they are few, and a session that fixes one or revises one must see it to
+#: report the change under its name), before the campaigns, metrics and decisions relevant to
+#: the chunk fill the rest.
+STANDING_KNOWN_TOKENS = 1_200
 #: Headroom for the estimate's error and the chat template's own tokens.
 SAFETY_SHARE = 0.08
 
@@ -128,10 +133,33 @@ def _as_text(raw: Any) -> str:
         return repr(raw)
 
 
+def standing(entity: KnownEntity) -> bool:
+    """A preference, or a pain point not known to be resolved: what any session may change."""
+    if entity.type == "preference":
+        return True
+    return entity.type == "pain_point" and entity.facts.get("resolved") is not True
+
+
+def _fill(
+    ordered: Sequence[KnownEntity], budget_tokens: int, limit: int
+) -> tuple[list[KnownEntity], int]:
+    chosen: list[KnownEntity] = []
+    used = 0
+    for entity in ordered[:limit]:
+        cost = estimate_tokens(json.dumps(known_entity_json(entity), ensure_ascii=False))
+        if used + cost > budget_tokens:
+            break
+        chosen.append(entity)
+        used += cost
+    return chosen, used
+
+
 def rank_known(
     known: Sequence[KnownEntity], text: str, now_ms: int, budget_tokens: int
 ) -> list[KnownEntity]:
-    """The known entities most relevant to `text`, best first, within the token budget.
+    """What the model is shown of memory: the standing entities (open pain points,
+    preferences) within STANDING_KNOWN_TOKENS, then the others most relevant to `text`, best
+    first, within the rest of the token budget.
 
     Ranked with the context ranking (relevance, importance, recency); entities without an
     index entry (callers outside the pipeline) follow in their given order."""
@@ -140,15 +168,18 @@ def rank_known(
     scores = score_entries([k.entry for k in with_entry if k.entry is not None], text, now_ms)
     ordered = [by_id[(s.type, s.id)] for s in scores]
     ordered += [k for k in known if k.entry is None]
-    chosen: list[KnownEntity] = []
-    used = 0
-    for entity in ordered[:MAX_KNOWN_PER_CHUNK]:
-        cost = estimate_tokens(json.dumps(known_entity_json(entity), ensure_ascii=False))
-        if used + cost > budget_tokens:
-            break
-        chosen.append(entity)
-        used += cost
-    return chosen
+    first, used = _fill(
+        [k for k in ordered if standing(k)],
+        min(budget_tokens, STANDING_KNOWN_TOKENS),
+        MAX_KNOWN_PER_CHUNK,
+    )
+    taken = {(k.type, k.id) for k in first}
+    rest, _ = _fill(
+        [k for k in ordered if (k.type, k.id) not in taken],
+        budget_tokens - used,
+        MAX_KNOWN_PER_CHUNK - len(first),
+    )
+    return [*first, *rest]
 
 
 class ChatExtractor:
@@ -322,9 +353,11 @@ class ChatExtractor:
         previous: Sequence[Message] = (),
     ) -> ExtractionResult:
         result = ExtractionResult(extractor=self.name, usage=Usage())
-        chunk_budget, _, _ = self.budgets()
+        chunk_budget, _, known_budget = self.budgets()
         for chunk in plan_chunks(messages, chunk_budget):
             before = [*previous, *messages[: chunk.start]]
+            shown = rank_known(known, chunk.text, now_ms, known_budget)
+            result.shown.update((k.type, k.id) for k in shown)
             if self.design == "single":
                 await self._extract_chunk(chunk, before, known, now_ms, result)
             else:

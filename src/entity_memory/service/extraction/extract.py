@@ -37,6 +37,11 @@ from entity_memory.service.extraction.ports import SessionStore
 
 #: Known entities whose current facts are read for an LLM's context (one bulk KV read).
 KNOWN_WITH_FACTS = 100
+#: Types whose entities are read first, most recent first (at most STANDING_WITH_FACTS): the
+#: model is shown every open pain point and preference (extraction/llm/chat.rank_known), and
+#: whether a pain point is open is in its facts.
+STANDING_TYPES = frozenset({"pain_point", "preference"})
+STANDING_WITH_FACTS = 40
 
 
 def choose_extractor(requested: str | None, bindings: Bindings) -> str:
@@ -84,8 +89,14 @@ async def _current_facts(
 ) -> dict[tuple[str, str], dict[str, Any]]:
     if not entries:
         return {}
-    top = score_entries(entries, text, now)[:KNOWN_WITH_FACTS]
-    keys = [entity_key(user_id, s.type, s.id) for s in top]
+    standing = sorted(
+        (e for e in entries if e.type in STANDING_TYPES), key=lambda e: -e.updated_at
+    )[:STANDING_WITH_FACTS]
+    wanted = {(e.type, e.id) for e in standing}
+    top = [s for s in score_entries(entries, text, now) if (s.type, s.id) not in wanted]
+    chosen = [(e.type, e.id) for e in standing]
+    chosen += [(s.type, s.id) for s in top[: KNOWN_WITH_FACTS - len(chosen)]]
+    keys = [entity_key(user_id, t, i) for t, i in chosen]
     facts: dict[tuple[str, str], dict[str, Any]] = {}
     for data in (await store.kv.get_json_many(keys)).values():
         if data is None:
@@ -110,6 +121,7 @@ async def extract(
     rejected: list[dict[str, Any]] = []
     failures: list[ChunkFailure] = []
     usage, calls, truncated = Usage(), 0, 0
+    shown: set[tuple[str, str]] = set()
     for start, end in plan.ranges:
         part = await _extract_range(extractor, list(messages), start, end, list(known), now)
         candidates += part.candidates
@@ -119,6 +131,7 @@ async def extract(
             usage.add(part.usage)
         calls += part.calls
         truncated += part.truncated
+        shown |= part.shown
     return Extracted(
         extractor=plan.extractor,
         candidates=candidates,
@@ -127,6 +140,7 @@ async def extract(
         usage=usage,
         calls=calls,
         truncated=truncated,
+        shown=shown,
     )
 
 

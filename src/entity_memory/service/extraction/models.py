@@ -92,6 +92,8 @@ class Extracted(_Stage):
     calls: int = 0
     #: Replies cut off at their budget (their complete items were kept).
     truncated: int = 0
+    #: (type, id) of the known entities a model was shown (ExtractionResult.shown).
+    shown: set[tuple[str, str]] = Field(default_factory=set)
 
 
 class Checked(_Stage):

@@ -97,7 +97,14 @@ class SessionExtraction:
             built, request.messages, plan, known.entities, request.session_now or now
         )
         checked = check_stage.check(extracted, request.messages, known.entities)
-        items = await resolve(checked.inputs, known.index, self.store.embedder, name)
+        items = await resolve(
+            checked.inputs,
+            known.index,
+            self.store.embedder,
+            name,
+            known.entities if plan.is_llm else (),
+            extracted.shown,
+        )
         rows = ledger_rows(
             self.ledger, request.user_id, request.session_id, request.messages, plan,
             extracted, checked, now,

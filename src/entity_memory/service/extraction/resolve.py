@@ -4,11 +4,12 @@ extractor in its provenance, and a novelty adjustment for the upsert."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from entity_memory.domain.models import BaseEntity, EntityIndex, EntityInputBase, ProvenanceInput
 from entity_memory.domain.text import tokenize
 from entity_memory.embeddings.embedder import Embedder
+from entity_memory.extraction.base import KnownEntity
 from entity_memory.extraction.resolve import Resolver
 from entity_memory.service.semantic_resolve import semantic_neighbours
 
@@ -37,9 +38,15 @@ async def resolve(
     index: EntityIndex,
     embedder: Embedder | None,
     extractor: str,
+    known: Sequence[KnownEntity] = (),
+    shown: Collection[tuple[str, str]] = (),
 ) -> list[EntityInputBase]:
+    """`known`: the known entities with the facts read for a model (a merge by meaning then
+    needs the type's keys to agree with them; without them, as for the rules, which are
+    shown no facts, names and meaning decide); `shown`: those a model saw by name."""
     resolver = Resolver(index.entries)
-    near = await semantic_neighbours(embedder, index, list(inputs))
+    facts = {(k.type, k.id): k.facts for k in known if k.facts} if known else None
+    near = await semantic_neighbours(embedder, index, list(inputs), facts, shown)
     return [
         with_provenance(resolver.resolve(item, neighbour)[0], extractor)
         for item, neighbour in zip(inputs, near, strict=True)
