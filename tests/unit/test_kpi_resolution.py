@@ -93,3 +93,28 @@ async def test_two_kpi_synonyms_of_one_campaign_end_as_one_metric_with_both_obse
     doc = await store.get("u1", "metric", metrics[0].id)
     assert doc is not None
     assert [(h.value, h.session_id) for h in doc.metadata.history] == [(48, "s1"), (41, "s2")]  # type: ignore[attr-defined]
+
+
+def _campaign_entry(name: str) -> IndexEntry:
+    slug = name.lower().replace(" ", "-")
+    return IndexEntry(id=slug, type="campaign", name=name, importance=0.5, updated_at=1)
+
+
+def test_a_new_name_with_the_stored_name_as_alias_renames_the_campaign() -> None:
+    from entity_memory.domain.models import entity_input_adapter
+
+    resolver = Resolver([_campaign_entry("Winter Clearance"), _campaign_entry("Gift Cards")])
+
+    def campaign(name: str, aliases: list[str]) -> object:
+        doc = {"type": "campaign", "name": name, "aliases": aliases}
+        return entity_input_adapter.validate_python(doc)
+
+    renamed, entry = resolver.resolve(campaign("Spring Sale", ["Winter Clearance"]))  # type: ignore[arg-type]
+    assert entry is not None and entry.id == "winter-clearance"
+    assert (renamed.id, renamed.name) == ("winter-clearance", "Spring Sale")
+    # A name that is itself stored is a mention of that entity, not a rename onto it.
+    same, _ = resolver.resolve(campaign("Gift Cards", ["Winter Clearance"]))  # type: ignore[arg-type]
+    assert (same.id, same.name) == ("gift-cards", "Gift Cards")
+    # The stored name written otherwise is no rename: the stored name stays.
+    variant, _ = resolver.resolve(campaign("Winter Clearance campaign", ["Winter Clearance"]))  # type: ignore[arg-type]
+    assert (variant.id, variant.name) == ("winter-clearance", "Winter Clearance")

@@ -101,8 +101,10 @@ def test_response_schema_is_self_contained_and_matches_the_models():
         ["preference"],
     ]
     for item in items:
-        assert list(item["properties"])[:5] == ["type", "name", "content", "importance", "metadata"]
-        assert item["required"] == ["type", "name", "content", "importance", "metadata"]
+        order = ["type", "name", "content", "importance", "metadata", "source"]
+        assert list(item["properties"])[:6] == order and item["required"] == order
+        # Grounding rejects an item without an excerpt: a model may not send null.
+        assert item["properties"]["source"] == {"type": "string"}
         assert "id" not in item["properties"]
         assert item["additionalProperties"] is False
     metric_meta = items[1]["properties"]["metadata"]
@@ -113,7 +115,14 @@ def test_response_schema_is_self_contained_and_matches_the_models():
         "budget",
         "status",
         "lastPerformance",
+        "monthlyBudget",
+        "budgetCap",
+        "budgetFloor",
     }
+    pain_meta = items[3]["properties"]["metadata"]["properties"]
+    assert pain_meta["frequency"]["minimum"] == 1  # as the prompt says
+    decision_meta = items[2]["properties"]["metadata"]["properties"]
+    assert set(decision_meta["status"]["anyOf"][0]["enum"]) == {"accepted", "done", "reverted"}
     # What the schema describes, the models accept.
     for entity in GOOD["entities"]:
         entity_input_adapter.validate_python(entity)

@@ -170,9 +170,9 @@ def unsupported_numbers(content: str, conversation: str, held: Iterable[float] =
 
 def numeric_fields(metadata: Mapping[str, object]) -> list[tuple[str, float]]:
     """(field path, number) of every number a candidate would store in its metadata: value,
-    target, budget and each `lastPerformance` figure."""
+    target, the budgets and limits, and each `lastPerformance` figure."""
     out: list[tuple[str, float]] = []
-    for key in ("value", "target", "budget"):
+    for key in ("value", "target", "budget", "monthlyBudget", "budgetCap", "budgetFloor"):
         value = metadata.get(key)
         if isinstance(value, int | float) and not isinstance(value, bool):
             out.append((key, float(value)))

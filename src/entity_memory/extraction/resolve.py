@@ -6,7 +6,9 @@ canonical KPI of the same campaign with the same qualifying words: "Alpha cost p
 "Alpha CPA", domain/kpi.py), a close fuzzy match, or (where embeddings are on) a semantic
 neighbour found by `service.semantic_resolve`. Neither fuzzy nor semantic
 matching ever crosses a KPI or a number ("Alpha CPA" is not "Alpha CPC", "Campaign 2" is not
-"Campaign 3"), and a resolved candidate takes the stored name, keeping its own as an alias.
+"Campaign 3"), and a resolved candidate takes the stored name, keeping its own as an alias,
+unless it renames the entity: a candidate that gives the stored name as an alias of a new name
+that names nothing stored (a model's way to report a renamed campaign) keeps its new name.
 """
 
 from __future__ import annotations
@@ -106,8 +108,11 @@ class Resolver:
         stored = self._by_type.get(item.type)  # type: ignore[attr-defined]
         if stored is None:
             return neighbour
-        names = {normalize_name(n) for n in (item.name, *item.aliases)}
-        entry = stored.named(names)
+        # Its own name first: an alias may name another stored entity (a renamed campaign's
+        # old name).
+        entry = stored.named({normalize_name(item.name)}) or stored.named(
+            {normalize_name(n) for n in item.aliases}
+        )
         if entry is not None:
             return entry
         campaign_id = getattr(item.metadata, "campaign_id", None)  # type: ignore[attr-defined]
@@ -177,9 +182,24 @@ class Resolver:
             # Later candidates in the same batch resolve to this one.
             self._file(self._entry_of(item))
             return item, None
+        if self._renames(item, entry):
+            return item.model_copy(update={"id": entry.id}), entry
         aliases = list(item.aliases)
         if normalize_name(item.name) != normalize_name(entry.name):
             aliases.append(item.name)
         return item.model_copy(
             update={"id": entry.id, "name": entry.name, "aliases": aliases}
         ), entry
+
+    def _renames(self, item: EntityInputBase, entry: IndexEntry) -> bool:
+        """The item renames the stored entity: it gives the stored name as an alias of a new
+        name, not a variant of it, that names nothing stored ("Spring Sale, formerly Winter
+        Clearance"). It keeps the entity's id and history under its new name; the old one
+        becomes an alias."""
+        new = normalize_name(item.name)
+        if new == normalize_name(entry.name) or fuzzy_same(item.name, entry.name):
+            return False  # the same name written otherwise ("Brand Search campaign")
+        if normalize_name(entry.name) not in {normalize_name(a) for a in item.aliases}:
+            return False
+        stored = self._by_type.get(item.type)  # type: ignore[attr-defined]
+        return stored is None or stored.named({new}) is None

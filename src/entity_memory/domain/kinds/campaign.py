@@ -11,12 +11,32 @@ from entity_memory.domain.amounts import plain_number
 from entity_memory.domain.kind import EntityKind, ImportanceBands
 from entity_memory.domain.models import BaseEntity, CamelModel, EntityInputBase, ShortText
 
+Amount = Annotated[float, Field(ge=0)]
+
+
+def _optional(description: str) -> Any:  # left out of the stored JSON while unset
+    return Field(default=None, description=description, exclude_if=lambda v: v is None)
+
+
+#: A campaign's budget limits besides its daily budget, as its line names them.
+LIMITS = (
+    ("monthlyBudget", "monthly budget"),
+    ("budgetCap", "daily cap"),
+    ("budgetFloor", "daily floor"),
+)
+
 
 class CampaignMetadata(CamelModel):
     campaign_id: ShortText | None = None
     strategy: ShortText | None = None
-    budget: Annotated[float, Field(ge=0)] | None = None
+    budget: Annotated[float, Field(ge=0)] | None = Field(
+        default=None, description="the daily budget (a number), not an amount moved"
+    )
     status: ShortText | None = None
+    #: Limits besides the daily budget (without a place they were put in `budget` or lost).
+    monthly_budget: Amount | None = _optional("a monthly budget or monthly spend cap")
+    budget_cap: Amount | None = _optional("the most it may spend a day, if not its budget")
+    budget_floor: Amount | None = _optional("the daily budget it must not go below")
     last_performance: dict[ShortText, float] | None = None
 
 
@@ -40,6 +60,9 @@ def line_facts(meta: Mapping[str, Any], _said: str) -> str:
         parts.append(f"budget {plain_number(meta['budget'])}")
     if meta.get("status"):
         parts.append(f"status {meta['status']}")
+    for key, label in LIMITS:
+        if isinstance(meta.get(key), int | float):
+            parts.append(f"{label} {plain_number(meta[key])}")
     return ", ".join(parts)
 
 
@@ -53,8 +76,8 @@ CAMPAIGN = EntityKind(
     section=3,
     link_target=True,
     line_facts=line_facts,
-    shown_fields=("strategy", "budget", "status"),
-    known_facts=("strategy", "budget", "status"),
+    shown_fields=("strategy", "budget", "status", "monthlyBudget", "budgetCap", "budgetFloor"),
+    known_facts=("strategy", "budget", "status", "monthlyBudget", "budgetCap", "budgetFloor"),
     offered_fields=("strategy", "budget", "status"),
     llm_max_items=6,
     llm_item_tokens=45,

@@ -19,7 +19,13 @@ class DecisionMetadata(CamelModel):
         description="names of the campaigns it changes and of the pain point it is meant to fix",
     )
     reversible: bool = True
-    outcome: ShortText | None = None
+    #: Where the decision stands, apart from what came of it (`outcome`).
+    status: Literal["accepted", "done", "reverted"] | None = Field(
+        default=None,
+        description="accepted (agreed, not yet carried out), done (carried out), reverted",
+        exclude_if=lambda v: v is None,
+    )
+    outcome: ShortText | None = Field(default=None, description="what came of it, once known")
 
 
 class DecisionInput(EntityInputBase):
@@ -39,7 +45,7 @@ def _accepted(fact: object) -> bool:
 def line_facts(meta: Mapping[str, Any], said: str) -> str:
     """Its action and outcome, where its name or sentence does not already say them."""
     parts = []
-    for field in ("action", "outcome"):
+    for field in ("action", "status", "outcome"):
         value = meta.get(field)
         if value and not already_said(value, said):
             parts.append(f"{field} {value}")
@@ -58,8 +64,8 @@ DECISION = EntityKind(
     line_facts=line_facts,
     shows_outcome=True,
     member_label="decision",
-    shown_fields=("action", "outcome"),
-    known_facts=("action", "outcome"),
+    shown_fields=("action", "status", "outcome"),
+    known_facts=("action", "status", "outcome"),
     offered_fields=("action",),
     campaign_fields=("affected_entities",),
     addresses_pain_points=True,

@@ -12,14 +12,14 @@ from entity_memory.domain.models import (
     BaseEntity,
     CamelModel,
     EntityInputBase,
-    SafeCount,
     ShortText,
 )
+from entity_memory.domain.safe_json import MAX_SAFE_INTEGER
 
 
 class PainPointMetadata(CamelModel):
     severity: Literal["low", "medium", "high"] = "medium"
-    frequency: SafeCount = Field(default=1, ge=1)
+    frequency: Annotated[int, Field(ge=1, le=MAX_SAFE_INTEGER)] = 1
     resolved: bool = False
     related_campaigns: Annotated[list[ShortText], Field(max_length=50)] = Field(
         default_factory=list

@@ -31,10 +31,14 @@ entities:
 The input is a JSON object:
 - "sessionDate": the date of this conversation. Turn relative dates ("yesterday", "next \
 Monday") into dates.
-- "knownEntities": entities already in memory, with their current facts. When the \
-conversation is about one of them, use exactly its type and name. Report it again only if \
-something changed or was contradicted (a new budget, a new value, now resolved); do not \
-restate what is already known.
+- "knownEntities": entities already in memory, with their current facts: every open pain \
+point and preference, and the campaigns, metrics and decisions most relevant here. When the \
+conversation is about one of them, use exactly its type and name. When the conversation \
+changes its state, report it again under that exact name with the new state, even when the \
+change also comes as a decision: a pain point now fixed (resolved: true), a preference \
+replaced by a new one (the new value), a new budget, status or strategy, a new value of a \
+metric. Do not restate a known entity that did not change. A new name is a new thing: use \
+one only for something none of the known entities is.
 - "earlierMessages": the turns before this part of the conversation. Context only, to \
 understand what "do it" or "that campaign" refers to; extract nothing from them alone.
 - "conversation": the messages to extract from.
@@ -45,15 +49,25 @@ Rules:
 - Only what the conversation states clearly. When unsure, leave it out.
 - Preferences and pain points come only from the user's own words, never from the assistant's.
 - An assistant's suggestion becomes a decision only when the user accepts it. A proposal the \
-user rejects or ignores is not a decision.
+user rejects or ignores is not a decision. A decision's source holds the words that say what \
+was decided, never a bare acceptance alone ("ok", "Yes."): quote the proposal and the \
+acceptance joined with " ... ".
+- Figures the assistant reports from the account (spend, CPA, ROAS read from the ad \
+platform) are facts: store them as metrics. Its estimates, projections and examples are not.
 - Hypotheticals, examples and questions ("what if we paused it?", "say a CPA of $20") are not \
 facts.
 - A target is not a value: "CPA is $36, we want it under $30" is value 36, target 30. Never \
 put a target in value.
+- Every number you store must be written in the conversation (or be a known fact): never \
+compute one.
+- ROAS: as written, "405%" is value 405 with unit "%", "4.05x" is value 4.05 with unit "x". \
+For a known metric, keep the unit it already has (4.05x is 405%).
 - Keep the user's language: names and content in the language the user wrote in.
 - name: a short stable identifier. Campaign names exactly as the user writes them. A metric \
 is named after its KPI and owner ("Spring Classes CPA"), a decision after its action, a \
 preference after its subject. Never a sentence fragment.
+- aliases (optional list): other names the conversation uses for the same thing. When a \
+campaign is renamed, report it under its new name with the old name in aliases.
 - content: one short sentence summarising the current state in your own words, not pasted \
 sentences.
 - source: the shortest exact excerpt of the conversation that supports the entity (at most \
@@ -65,22 +79,27 @@ and context metrics; below 0.5 passing mentions.
 METADATA_GUIDANCE = """Metadata keys per type (camelCase; omit a key you have no evidence for; \
 no other keys):
 - campaign: campaignId, strategy (bidding strategy, e.g. "Manual CPC", "target CPA $45"), \
-budget (number: the daily budget, not an amount moved), status ("enabled", "paused", \
-"learning", ...), lastPerformance (object of KPI name to number)
+budget (number: the daily budget, not an amount moved), monthlyBudget (number: a monthly \
+budget or monthly spend cap), budgetCap (number: the most it may spend a day, where that \
+differs from its budget), budgetFloor (number: the daily budget it must not go below), status \
+("enabled", "paused", "learning", ...), lastPerformance (object of KPI name to number). A \
+limit on the whole account, not one campaign, is a preference (category "risk").
 - metric: kpi (required), value (number: the measured value), target (number: the goal), \
 unit ("USD", "%", "x", ...), campaign (the campaign's name), observedOn (YYYY-MM-DD, when the \
-value was measured, if the conversation says)
+value was measured, if the conversation says; for a period, its last day: "last 30 days" is \
+the session date, "in June" is June 30, "last week" is the last day of last week)
 - decision: action (required), rationale, affectedEntities (names: the campaigns it changes, \
 and the pain point it is meant to fix, if the conversation says), reversible (true/false), \
-outcome (once known)
-- pain_point: severity ("low", "medium", "high"), frequency (integer >= 1), resolved \
-(true/false), relatedCampaigns (names)
+status ("accepted": agreed, not yet carried out; "done": carried out; "reverted"), outcome \
+(what came of it, once the conversation says; never its status)
+- pain_point: severity ("low", "medium", "high"), frequency (integer >= 1: times it came up \
+in this conversation), resolved (true/false), relatedCampaigns (names)
 - preference: category (required: "communication", "analysis", "risk" or "reporting"), value \
 (required: the preference itself), confidence (0.0-1.0: 0.9+ when stated outright)"""
 
 OUTPUT_FORMAT = """Reply with one JSON object and nothing else: {"entities": [{"type": ..., \
-"name": ..., "content": ..., "importance": ..., "metadata": {...}, "source": ...}]}. \
-Reply {"entities": []} when nothing is worth remembering."""
+"name": ..., "content": ..., "importance": ..., "metadata": {...}, "source": ...}]}; every \
+entity has a source. Reply {"entities": []} when nothing is worth remembering."""
 
 #: Invented for a pottery studio (a business we do not evaluate on). Input, then reply.
 EXAMPLES: tuple[tuple[dict[str, Any], dict[str, Any]], ...] = (
@@ -92,7 +111,12 @@ EXAMPLES: tuple[tuple[dict[str, Any], dict[str, Any]], ...] = (
                     "type": "campaign",
                     "name": "Wheel Workshops",
                     "facts": {"strategy": "Maximize clicks", "budget": 25},
-                }
+                },
+                {
+                    "type": "pain_point",
+                    "name": "Booking form fails on phones",
+                    "facts": {"resolved": False, "severity": "high"},
+                },
             ],
             "earlierMessages": [],
             "conversation": [
@@ -106,7 +130,11 @@ EXAMPLES: tuple[tuple[dict[str, Any], dict[str, Any]], ...] = (
                     "content": "We could move Wheel Workshops onto target-CPA bidding "
                     "with a $30 goal.",
                 },
-                {"role": "user", "content": "Yes, go ahead. And keep updates to one line."},
+                {
+                    "role": "user",
+                    "content": "Yes, go ahead. And keep updates to one line. The booking form "
+                    "works on phones again since Monday's fix.",
+                },
             ],
         },
         {
@@ -114,7 +142,7 @@ EXAMPLES: tuple[tuple[dict[str, Any], dict[str, Any]], ...] = (
                 {
                     "type": "metric",
                     "name": "Wheel Workshops CPA",
-                    "content": "Cost per booking was $41 in the week before 2025-03-12; goal $30.",
+                    "content": "Cost per booking was $41 in the week to 2025-03-09; goal $30.",
                     "importance": 0.9,
                     "metadata": {
                         "kpi": "CPA",
@@ -122,7 +150,7 @@ EXAMPLES: tuple[tuple[dict[str, Any], dict[str, Any]], ...] = (
                         "target": 30,
                         "unit": "USD",
                         "campaign": "Wheel Workshops",
-                        "observedOn": "2025-03-05",
+                        "observedOn": "2025-03-09",
                     },
                     "source": "Wheel Workshops bookings cost us $41 each last week. I need "
                     "that at $30 or less.",
@@ -137,8 +165,10 @@ EXAMPLES: tuple[tuple[dict[str, Any], dict[str, Any]], ...] = (
                         "action": "Move Wheel Workshops onto target-CPA bidding with a $30 goal",
                         "rationale": "bookings cost $41, goal $30",
                         "affectedEntities": ["Wheel Workshops"],
+                        "status": "accepted",
                     },
-                    "source": "Yes, go ahead.",
+                    "source": "We could move Wheel Workshops onto target-CPA bidding with a "
+                    "$30 goal. ... Yes, go ahead.",
                 },
                 {
                     "type": "preference",
@@ -151,6 +181,14 @@ EXAMPLES: tuple[tuple[dict[str, Any], dict[str, Any]], ...] = (
                         "confidence": 0.95,
                     },
                     "source": "keep updates to one line",
+                },
+                {
+                    "type": "pain_point",
+                    "name": "Booking form fails on phones",
+                    "content": "Fixed: the booking form works on phones again.",
+                    "importance": 0.7,
+                    "metadata": {"severity": "high", "resolved": True},
+                    "source": "The booking form works on phones again since Monday's fix.",
                 },
             ]
         },

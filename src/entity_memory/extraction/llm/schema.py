@@ -73,9 +73,12 @@ def _item_schema(model: type) -> dict[str, Any]:
         meta.get("properties", {}).pop(name, None)
         if name in meta.get("required", []):
             meta["required"].remove(name)
-    # The prompt asks for all five; grammar-constrained decoders then always write them, in
-    # this order (they follow the order of `properties`).
-    order = ["type", "name", "content", "importance", "metadata"]
+    # The prompt asks for all six; grammar-constrained decoders then always write them, in
+    # this order (they follow the order of `properties`). `source` is optional for an API
+    # client but never for a model: grounding rejects an item without one, so the schema
+    # says it is a string, not null.
+    props["source"] = {"type": "string"}
+    order = ["type", "name", "content", "importance", "metadata", "source"]
     schema["properties"] = {k: props[k] for k in [*order, *sorted(set(props) - set(order))]}
     schema["required"] = order
     schema.pop("description", None)
