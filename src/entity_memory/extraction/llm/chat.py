@@ -74,10 +74,11 @@ MAX_PREVIOUS_TOKENS, MAX_KNOWN_TOKENS = 1_500, 3_000
 #: An earlier turn keeps at most this many tokens (its end) in the context.
 PREVIOUS_MESSAGE_TOKENS = 400
 MAX_KNOWN_PER_CHUNK = 40
-#: Of the known entities' budget, what the standing ones may take: every open pain point and
-#: every preference (they are few, and a session that fixes one or revises one must see it to
-#: report the change under its name), before the campaigns, metrics and decisions relevant to
-#: the chunk fill the rest.
+#: Of the known entities' budget, what the standing ones may take (and never more than
+#: half of it, so a small window still shows the campaigns the chunk is about): every open
+#: pain point and every preference (they are few, and a session that fixes one or revises one
+#: must see it to report the change under its name), before the campaigns, metrics and
+#: decisions relevant to the chunk fill the rest.
 STANDING_KNOWN_TOKENS = 1_200
 #: Headroom for the estimate's error and the chat template's own tokens.
 SAFETY_SHARE = 0.08
@@ -158,8 +159,8 @@ def rank_known(
     known: Sequence[KnownEntity], text: str, now_ms: int, budget_tokens: int
 ) -> list[KnownEntity]:
     """What the model is shown of memory: the standing entities (open pain points,
-    preferences) within STANDING_KNOWN_TOKENS, then the others most relevant to `text`, best
-    first, within the rest of the token budget.
+    preferences) within STANDING_KNOWN_TOKENS (at most half the budget), then the others most
+    relevant to `text`, best first, within the rest of the token budget.
 
     Ranked with the context ranking (relevance, importance, recency); entities without an
     index entry (callers outside the pipeline) follow in their given order."""
@@ -170,7 +171,7 @@ def rank_known(
     ordered += [k for k in known if k.entry is None]
     first, used = _fill(
         [k for k in ordered if standing(k)],
-        min(budget_tokens, STANDING_KNOWN_TOKENS),
+        min(budget_tokens // 2, STANDING_KNOWN_TOKENS),
         MAX_KNOWN_PER_CHUNK,
     )
     taken = {(k.type, k.id) for k in first}
