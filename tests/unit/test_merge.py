@@ -204,3 +204,21 @@ def test_a_later_value_in_the_same_session_replaces_that_sessions_observation() 
     entity = merge(entity, metric(value=48.0), "u1", "s1", T0 + 5).entity
     history = entity.metadata.history  # type: ignore[attr-defined]
     assert [(h.session_id, h.value, h.at) for h in history] == [("s1", 48.0, T0)]
+
+
+def test_a_ratio_written_the_other_way_is_kept_in_the_stored_unit() -> None:
+    def roas(value: float, unit: str, **meta: float) -> EntityInputBase:
+        return metric(
+            "Kiln ROAS",
+            value,
+            metadata={"kpi": "ROAS", "value": value, "unit": unit, **meta},
+        )
+
+    first = merge(None, roas(360, "%"), "u1", "s1", T0).entity
+    result = merge(first, roas(4.05, "x", target=5), "u1", "s2", T0 + DAY)
+    meta = result.entity.metadata  # type: ignore[attr-defined]
+    assert (meta.value, meta.target, meta.unit) == (405, 500, "%")
+    assert [h.value for h in meta.history] == [360, 405]
+    # Money is never converted.
+    cpa = merge(None, metric(value=40), "u1", "s1", T0).entity
+    assert merge(cpa, metric(value=38), "u1", "s2", T0 + DAY).entity.metadata.value == 38  # type: ignore[attr-defined]

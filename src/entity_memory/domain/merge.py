@@ -321,6 +321,32 @@ def _diff(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Change]:
     return changes
 
 
+#: Units one ratio is written in, and the factor from the first to the second: a ROAS is
+#: "405%" or "4.05x", one value either way.
+_RATIO_UNITS = {("x", "%"): 100.0, ("%", "x"): 0.01}
+
+
+def in_stored_unit(item: EntityInputBase, old: BaseEntity) -> EntityInputBase:
+    """A metric's new value and target in the unit its stored values have, when the mention
+    writes the same ratio the other way (4.05x for a metric kept in %): otherwise its history
+    would hold 360 beside 4.05 and its trend read a fall of 99%."""
+    if item.type != "metric" or old.type != "metric":  # type: ignore[attr-defined]
+        return item
+    new_meta, old_unit = item.metadata, getattr(old.metadata, "unit", None)  # type: ignore[attr-defined]
+    factor = _RATIO_UNITS.get(((new_meta.unit or "").lower(), (old_unit or "").lower()))
+    if factor is None:
+        return item
+    update: dict[str, Any] = {"unit": old_unit}
+    for key in ("value", "target"):
+        if getattr(new_meta, key) is not None:
+            update[key] = round(getattr(new_meta, key) * factor, 6)
+    data = {
+        **new_meta.model_dump(by_alias=True, exclude_unset=True),
+        **{type(new_meta).model_fields[k].alias or k: v for k, v in update.items()},
+    }
+    return item.model_copy(update={"metadata": type(new_meta).model_validate(data)})
+
+
 def merge(
     old: BaseEntity | None, item: EntityInputBase, user_id: str, session_id: str, now: int
 ) -> MergeResult:
@@ -329,6 +355,7 @@ def merge(
         entity, observed = _new_entity(item, user_id, session_id, now)
         return MergeResult(entity, "created", observed=observed)
 
+    item = in_stored_unit(item, old)
     before = old.to_json_dict()
     same_name = normalize_name(item.name) == normalize_name(old.name)
     name = old.name if same_name else item.name
