@@ -289,3 +289,48 @@ async def test_a_name_the_model_was_shown_is_never_a_neighbour_by_meaning(clock:
     assert await semantic_neighbours(store.embedder, index, [mention], facts, shown) == [None]
     no_facts: dict[tuple[str, str], dict[str, Any]] = {}
     assert await semantic_neighbours(store.embedder, index, [mention], no_facts) == [None]
+
+
+def test_a_merge_by_meaning_is_a_mention_never_another_subjects_content() -> None:
+    from entity_memory.service.extraction.resolve import mention_only
+
+    deck = entity_input_adapter.validate_python(
+        {
+            "type": "preference",
+            "name": "Quarterly deck",
+            "content": "Wants a ten-slide deck every quarter.",
+            "metadata": {"category": "reporting", "value": "ten-slide quarterly deck"},
+        }
+    )
+    stored = {"category": "reporting", "value": "only bookings and cost per booking"}
+    mention = mention_only(deck, stored)
+    assert mention.content == "" and mention.metadata.value == stored["value"]  # type: ignore[attr-defined]
+    fixed = entity_input_adapter.validate_python(
+        {
+            "type": "pain_point",
+            "name": "Calls routed to the wrong branch",
+            "content": "Fixed: calls now reach the right branch.",
+            "metadata": {"resolved": True, "severity": "high", "relatedCampaigns": ["Roofs"]},
+        }
+    )
+    recurrence = mention_only(fixed, {"resolved": False})
+    meta = recurrence.metadata  # type: ignore[attr-defined]
+    assert recurrence.content == "" and meta.related_campaigns == ["Roofs"]
+    assert meta.model_fields_set == {"related_campaigns"}  # no state said through a look-alike
+
+
+def test_a_preference_found_by_meaning_merges_only_when_it_says_the_same() -> None:
+    from entity_memory.service.extraction.resolve import restates
+
+    def pref(value: str) -> Any:
+        doc = {
+            "type": "preference",
+            "name": "Deck",
+            "metadata": {"category": "reporting", "value": value},
+        }
+        return entity_input_adapter.validate_python(doc)
+
+    stored = {"category": "reporting", "value": "ten-slide quarterly deck"}
+    assert restates(pref("quarterly deck"), stored)
+    assert not restates(pref("only bookings and cost per booking"), stored)
+    assert not restates(pref("quarterly deck"), None)

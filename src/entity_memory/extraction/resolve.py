@@ -170,6 +170,11 @@ class Resolver:
             entry.links = [owner] if owner else None
         return entry
 
+    def find_lexically(self, item: EntityInputBase) -> IndexEntry | None:
+        """The stored entity the item names by name, alias, campaign id, measurement or a
+        close fuzzy match (no meaning)."""
+        return self._find(item)
+
     def resolve(
         self, item: EntityInputBase, neighbour: IndexEntry | None = None
     ) -> tuple[EntityInputBase, IndexEntry | None]:

@@ -1,10 +1,11 @@
 """Stage 4, resolve: each checked candidate onto what is stored (extraction/resolve.py by name,
-alias, campaign id or fuzzy match; service/semantic_resolve.py by meaning), stamped with the
-extractor in its provenance, and a novelty adjustment for the upsert."""
+alias, campaign id or fuzzy match; service/semantic_resolve.py by meaning, as a mention only),
+stamped with the extractor in its provenance, and a novelty adjustment for the upsert."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
 
 from entity_memory.domain.models import BaseEntity, EntityIndex, EntityInputBase, ProvenanceInput
 from entity_memory.domain.text import tokenize
@@ -47,7 +48,44 @@ async def resolve(
     resolver = Resolver(index.entries)
     facts = {(k.type, k.id): k.facts for k in known if k.facts} if known else None
     near = await semantic_neighbours(embedder, index, list(inputs), facts, shown)
-    return [
-        with_provenance(resolver.resolve(item, neighbour)[0], extractor)
-        for item, neighbour in zip(inputs, near, strict=True)
-    ]
+    out: list[EntityInputBase] = []
+    for item, neighbour in zip(inputs, near, strict=True):
+        by_meaning = neighbour is not None and resolver.find_lexically(item) is None
+        stored = facts.get((neighbour.type, neighbour.id)) if facts and neighbour else None
+        if by_meaning and facts is not None and not restates(item, stored):
+            by_meaning, neighbour = False, None  # another subject: a new entity
+        resolved, entry = resolver.resolve(item, neighbour)
+        if by_meaning and entry is not None:
+            resolved = mention_only(resolved, stored)
+        out.append(with_provenance(resolved, extractor))
+    return out
+
+
+def restates(item: EntityInputBase, stored: Mapping[str, Any] | None) -> bool:
+    """A preference found by meaning says what the stored one says (the words of one value
+    are all in the other): else it is another subject, and merging it would replace the
+    stored one's value ("a one-page monthly recap" is not "only bookings and cost per
+    booking", both reporting). Other types: a recurrence, always a mention."""
+    if item.type != "preference":  # type: ignore[attr-defined]
+        return True
+    if stored is None:
+        return False
+    mine = set(tokenize(str(item.metadata.value)))  # type: ignore[attr-defined]
+    theirs = set(tokenize(str(stored.get("value") or "")))
+    return bool(mine and theirs) and (mine <= theirs or theirs <= mine)
+
+
+def mention_only(item: EntityInputBase, stored: Mapping[str, Any] | None) -> EntityInputBase:
+    """A candidate resolved by meaning alone, as a mention of the stored entity: it adds its
+    name as an alias, its excerpt, a recurrence, never another subject's content or state.
+    Its sentence is dropped (the stored one stays), a preference keeps the stored category
+    and value where they were read, and a pain point says nothing of its severity or whether
+    it is resolved: a change of state comes under the entity's own name (the prompt asks a
+    model for that), not through a look-alike."""
+    meta = item.metadata  # type: ignore[attr-defined]
+    data = meta.model_dump(by_alias=True, exclude_unset=True)
+    if item.type == "preference" and stored is not None:  # type: ignore[attr-defined]
+        data.update({k: stored[k] for k in ("category", "value") if stored.get(k) is not None})
+    elif item.type == "pain_point":  # type: ignore[attr-defined]
+        data = {k: v for k, v in data.items() if k in ("relatedCampaigns", "frequency")}
+    return item.model_copy(update={"content": "", "metadata": type(meta).model_validate(data)})
