@@ -196,9 +196,13 @@ def test_llm_failure_is_pending_and_the_cron_retries_it(
     assert sent["sessionDate"] == "2026-01-05"
 
 
-def test_a_paraphrased_pain_point_merges_on_the_host(llm_host: tuple[Host, ReplayServer]) -> None:
-    """Resolution by meaning, with the host's local embedding model: the LLM (a hand-written
-    reply) reports a pain point in other words, and it lands on the stored one as an alias."""
+def test_a_name_the_model_chose_over_a_shown_one_stays_its_own_on_the_host(
+    llm_host: tuple[Host, ReplayServer],
+) -> None:
+    """Resolution by meaning, with the host's local embedding model: the model is shown every
+    open pain point by name, so a pain point it reports under another name is another one,
+    however close in meaning, and the stored one keeps its content (the semantic merge of a
+    name it was not shown is tested in tests/unit/test_semantic.py)."""
     host, server = llm_host
     server.reset()
     stored = [
@@ -234,7 +238,10 @@ def test_a_paraphrased_pain_point_merges_on_the_host(llm_host: tuple[Host, Repla
         )
         body = r.json()
         assert r.status_code == 200, body
-        assert [res["id"] for res in body["results"]] == ["slow-reporting"], body
-        merged = c.get("/v1/users/e2e-merge/entities/pain_point/slow-reporting").json()
-        assert "Reports take forever" in merged["aliases"]
-        assert c.get("/v1/users/e2e-merge/entities").json()["count"] == len(stored)
+        sent = json.loads(server.requests[-1].json["messages"][1]["content"])
+        shown = {k["name"] for k in sent["knownEntities"] if k["type"] == "pain_point"}
+        assert shown == {n for n, _ in stored}
+        assert [res["id"] for res in body["results"]] == ["reports-take-forever"], body
+        kept = c.get("/v1/users/e2e-merge/entities/pain_point/slow-reporting").json()
+        assert kept["content"] == stored[0][1] and kept["version"] == 1
+        assert c.get("/v1/users/e2e-merge/entities").json()["count"] == len(stored) + 1
