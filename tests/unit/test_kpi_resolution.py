@@ -101,7 +101,7 @@ def _campaign_entry(name: str) -> IndexEntry:
 
 
 def test_a_new_name_with_the_stored_name_as_alias_renames_the_campaign() -> None:
-    from entity_memory.domain.models import entity_input_adapter
+    from entity_memory.domain.kinds import entity_input_adapter
 
     resolver = Resolver([_campaign_entry("Winter Clearance"), _campaign_entry("Gift Cards")])
 

@@ -330,7 +330,7 @@ def in_stored_unit(item: EntityInputBase, old: BaseEntity) -> EntityInputBase:
     """A metric's new value and target in the unit its stored values have, when the mention
     writes the same ratio the other way (4.05x for a metric kept in %): otherwise its history
     would hold 360 beside 4.05 and its trend read a fall of 99%."""
-    if item.type != "metric" or old.type != "metric":  # type: ignore[attr-defined]
+    if item.type != old.type or not kind_of(old.type).keeps_series:  # type: ignore[attr-defined]
         return item
     new_meta, old_unit = item.metadata, getattr(old.metadata, "unit", None)  # type: ignore[attr-defined]
     factor = _RATIO_UNITS.get(((new_meta.unit or "").lower(), (old_unit or "").lower()))
