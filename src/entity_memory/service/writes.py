@@ -200,9 +200,12 @@ def _pipeline(ctx: WriteContext) -> SessionExtraction:
 async def extract(ctx: WriteContext, call: ExtractCall) -> ExtractionOutcome:
     if call.job_id is not None and (ctx.jobs is None or ctx.jobs.get(call.job_id) is None):
         raise NoSuchJob(call.job_id)
-    return await _pipeline(ctx).run(
+    outcome = await _pipeline(ctx).run(
         call.user_id, call.session_id, call.messages, call.extractor, session_now=call.session_now
     )
+    if ctx.jobs is not None and not outcome.pending:
+        ctx.jobs.settle_pending(call.session_id)  # e.g. the cron's retry healed the session
+    return outcome
 
 
 async def enqueue_extract(ctx: WriteContext, call: ExtractCall) -> JobView:
