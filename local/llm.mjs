@@ -175,11 +175,12 @@ class SupervisedServer {
   status() {
     const detail = {
       starting: "llama-server is loading the model",
-      ready: `llama-server answers (pid ${this.child?.pid})`,
+      ready: "llama-server answers",
       restarting: `llama-server ${this.lastExit?.how}; restarting it`,
       failed: this.failure,
     }[this.state];
     const out = { state: this.state, detail, restarts: this.restarts };
+    if (this.state === "ready") out.pid = this.child.pid;
     if (this.lastExit) out.lastExit = { how: this.lastExit.how, at: this.lastExit.at };
     return out;
   }
