@@ -12,10 +12,12 @@ export function freePort() {
   });
 }
 
-// Poll `probeUrl` until it answers 2xx, the child exits, or `timeoutMs` passes.
+// Poll `probeUrl` until it answers 2xx, the child exits or is killed, or `timeoutMs` passes.
 export async function waitReady(probeUrl, child, name, timeoutMs) {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
+    // Killed by a signal (SIGILL on an instruction this CPU lacks) leaves exitCode null.
+    if (child.signalCode !== null) throw new Error(`${name} was killed by ${child.signalCode}`);
     if (child.exitCode !== null) throw new Error(`${name} exited (${child.exitCode})`);
     try {
       const r = await fetch(probeUrl);

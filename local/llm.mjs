@@ -119,7 +119,9 @@ class SupervisedServer {
       this.tail.push(...text.split("\n").filter((line) => line.trim()));
       this.tail.splice(0, Math.max(0, this.tail.length - STDERR_LINES_KEPT));
     });
-    child.once("exit", (code, signal) => this.#exited(child, code, signal));
+    child.once("exit", (code, signal) => this.#exited(child, howItEnded(code, signal)));
+    // A binary that cannot be run at all (EACCES): no `exit` follows.
+    child.once("error", (err) => this.#exited(child, `could not start (${err.code ?? err.message})`));
     const base = `http://127.0.0.1:${port}`;
     try {
       await waitReady(`${base}/health`, child, "llama-server", READY_TIMEOUT_MS);
@@ -139,10 +141,10 @@ class SupervisedServer {
     this.resolveReady(base);
   }
 
-  #exited(child, code, signal) {
-    if (this.child !== child || this.stopping) return;
+  #exited(child, how) {
+    if (this.child !== child || this.stopping || child.ended) return;
+    child.ended = true;
     const wasReady = this.state === "ready";
-    const how = howItEnded(code, signal);
     this.lastExit = { how, at: new Date().toISOString(), pid: child.pid, stderr: this.tail.slice() };
     this.base = null;
     for (const listener of this.listeners) listener(how);
