@@ -60,13 +60,19 @@ def _until(what: str, probe: Any) -> Any:
     return value
 
 
+def _fail_once_then_answer(healing_host: tuple[Host, ReplayServer]) -> Host:
+    """The model's next call fails (the session is degraded) and the one after it answers."""
+    host, server = healing_host
+    server.reset()
+    server.queue(error(503, "overloaded", type_="server_error"), completion(json.dumps(REPLY)))
+    return host
+
+
 def test_a_degraded_session_is_retried_by_the_host_without_any_call(
     healing_host: tuple[Host, ReplayServer],
 ) -> None:
-    host, server = healing_host
-    server.reset()
     # The first call fails; the next one, which only the host's cron can make, succeeds.
-    server.queue(error(503, "overloaded", type_="server_error"), completion(json.dumps(REPLY)))
+    host = _fail_once_then_answer(healing_host)
     with httpx.Client(base_url=host.base_url, timeout=120) as c:
         # Dated in the past: its retry is already due when the timer next fires.
         r = c.post(
@@ -89,15 +95,13 @@ def test_a_degraded_session_is_retried_by_the_host_without_any_call(
         # The job no longer says something is pending, nor does its result.
         view = c.get(f"/v1/users/heal/jobs/{job}").json()
         assert view["result"]["pending"] is False
-    assert server.pending == 0
+    assert healing_host[1].pending == 0
 
 
 def test_resending_a_pending_session_retries_it_now(
     healing_host: tuple[Host, ReplayServer],
 ) -> None:
-    host, server = healing_host
-    server.reset()
-    server.queue(error(503, "overloaded", type_="server_error"), completion(json.dumps(REPLY)))
+    host = _fail_once_then_answer(healing_host)
     with httpx.Client(base_url=host.base_url, timeout=120) as c:
         # Dated now: its scheduled retry is minutes away, so only the re-send can retry it.
         first = c.post("/v1/users/resend/sessions/s1/extract?wait=true", json={"messages": TALK})

@@ -4,28 +4,18 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import tomllib
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from tests.unit.node_eval import node_eval, run_node
+
 REPO = Path(__file__).resolve().parents[2]
 
 
 def _node(expression: str) -> Any:
-    script = (
-        f"import * as cron from {json.dumps(str(REPO / 'local' / 'cron.mjs'))};"
-        f"process.stdout.write(JSON.stringify({expression}));"
-    )
-    done = subprocess.run(
-        ["node", "--input-type=module", "-e", script],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    )
-    return json.loads(done.stdout)
+    return node_eval("cron.mjs", "cron", expression)
 
 
 def _ms(text: str) -> int:
@@ -68,16 +58,5 @@ def test_cron_every_replaces_the_schedule_and_zero_turns_it_off() -> None:
 
 
 def test_a_bad_period_is_refused() -> None:
-    done = subprocess.run(
-        [
-            "node",
-            "--input-type=module",
-            "-e",
-            f"import * as cron from {json.dumps(str(REPO / 'local' / 'cron.mjs'))};"
-            'cron.cronPlan([], "soon")',
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = run_node("cron.mjs", "cron", 'cron.cronPlan([], "soon")', check=False)
     assert done.returncode != 0 and "--cron-every takes seconds" in done.stderr
