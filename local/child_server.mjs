@@ -1,5 +1,6 @@
 // What the host's model servers share: a free port, and waiting until a child answers.
 import net from "node:net";
+import os from "node:os";
 
 export function freePort() {
   return new Promise((resolve, reject) => {
@@ -28,4 +29,14 @@ export async function waitReady(probeUrl, child, name, timeoutMs) {
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`${name} did not answer in ${Math.round(timeoutMs / 1000)} s`);
+}
+
+// Threads for a model server: the cores idle when the host starts, at least one; `forced` (a
+// positive integer, from an env var) overrides. ggml's threads wait for each other at every
+// step, so a thread the machine cannot run at once slows all of them.
+export function idleThreads(forced) {
+  const n = Number.parseInt(forced ?? "", 10);
+  if (n > 0) return n;
+  const cores = os.availableParallelism();
+  return Math.max(1, Math.min(cores, Math.floor(cores - os.loadavg()[0] + 0.5)));
 }

@@ -17,7 +17,7 @@ import { existsSync, readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 
-import { freePort, waitReady } from "./child_server.mjs";
+import { freePort, idleThreads, waitReady } from "./child_server.mjs";
 
 export const LOCAL_TEXT_MODEL = "local/qwen2.5-coder-1.5b-instruct";
 // Loading 1.1 GB from the page cache takes seconds; from a cold disk on a busy machine, more.
@@ -108,7 +108,9 @@ class SupervisedServer {
   async #spawn() {
     const started = Date.now();
     const port = await freePort();
-    const threads = String(Math.max(1, os.availableParallelism?.() ?? os.cpus().length));
+    // Measured on 2 cores at load 7-8: a 244-token prompt and 24 tokens out took 18-26 s with
+    // one thread against 34-54 s with two. ENTITY_MEMORY_LLM_THREADS overrides.
+    const threads = String(idleThreads(process.env.ENTITY_MEMORY_LLM_THREADS));
     const args = ["-m", this.found.model, "--host", "127.0.0.1", "--port", String(port)];
     args.push("-c", String(CONTEXT_TOKENS), "-t", threads, "--parallel", "1", "--no-webui");
     const child = spawn(this.found.server, args, { stdio: ["ignore", "ignore", "pipe"] });
