@@ -20,13 +20,16 @@ stops before writing anything else.
 from __future__ import annotations
 
 import hashlib
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, JsonValue
 from pydantic.alias_generators import to_camel
 
 from entity_memory.extraction.base import Message
 from entity_memory.storage.local_table import LocalTable, Row
+
+if TYPE_CHECKING:
+    from entity_memory.service.extraction.outcome import ExtractionOutcome
 
 JobState = Literal["queued", "running", "done", "failed"]
 #: States a job is still to run in (a `running` job a crash interrupted resumes).
@@ -168,8 +171,14 @@ class JobBook:
         self._keep(ids)
         return job
 
-    def settle_pending(self, session_id: str) -> None:
-        """The session has nothing pending any more (a retry extracted it): its jobs say so."""
+    def settled(self, session_id: str, outcome: ExtractionOutcome) -> ExtractionOutcome:
+        """After an extraction of the session: if nothing of it is pending any more (e.g. the
+        cron's retry extracted it), its jobs stop saying so. The outcome, unchanged."""
+        if not outcome.pending:
+            self._settle_pending(session_id)
+        return outcome
+
+    def _settle_pending(self, session_id: str) -> None:
         for id_ in self.ids():
             job = self.get(id_)
             if job is None or job.session_id != session_id or not job.pending:
