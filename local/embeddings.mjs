@@ -10,10 +10,9 @@
 // vectors are tagged with the model that made them, and a change of model re-embeds.
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import os from "node:os";
 import path from "node:path";
 
-import { freePort, waitReady } from "./child_server.mjs";
+import { freePort, idleThreads, waitReady } from "./child_server.mjs";
 
 export const LOCAL_EMBEDDING_MODEL = "local/multilingual-e5-small";
 const READY_TIMEOUT_MS = 30_000;
@@ -23,10 +22,7 @@ const READY_TIMEOUT_MS = 30_000;
 // a second thread only competes with the work already there (measured: 20 texts took 1.4 s
 // with 2 threads against 0.9 s with 1 at load 4 on 2 cores).
 export function embeddingThreads(env = process.env) {
-  const forced = Number.parseInt(env.ENTITY_MEMORY_EMBED_THREADS ?? "", 10);
-  if (forced > 0) return forced;
-  const cores = os.availableParallelism();
-  return Math.max(1, Math.min(cores, Math.floor(cores - os.loadavg()[0] + 0.5)));
+  return idleThreads(env.ENTITY_MEMORY_EMBED_THREADS);
 }
 
 // Start the model server in the background; `ready` settles when it answers. Stopped with the

@@ -17,7 +17,6 @@ import {
   statSync,
   writeFileSync,
 } from "node:fs";
-import { timingSafeEqual } from "node:crypto";
 import { spawn } from "node:child_process";
 import { createRequire } from "node:module";
 import { createServer } from "node:http";
@@ -27,7 +26,6 @@ import { parseArgs } from "node:util";
 
 import {
   ExecutionContext,
-  ScheduledController,
   compatFlags,
   kvOperations,
   makeHostModule,
@@ -44,6 +42,8 @@ import {
 } from "./embeddings.mjs";
 import { LOCAL_TEXT_MODEL, startTextServer, withLocalText } from "./llm.mjs";
 import { textUpstream, withUpstreamText } from "./upstream_llm.mjs";
+import { cronPlan, describePlan, startCronTimer } from "./cron.mjs";
+import { handleScheduled, logTimerRun, runScheduled } from "./scheduled.mjs";
 
 const started = performance.now();
 const LOCAL_DIR = path.dirname(fileURLToPath(import.meta.url));
@@ -83,6 +83,9 @@ const { values: opts } = parseArgs({
     // An OpenAI-compatible `/v1` server (also ENTITY_MEMORY_TEXT_UPSTREAM) that answers
     // production's `@cf/` text models in Workers AI's reply shape (local/upstream_llm.mjs).
     "text-upstream": { type: "string" },
+    // Fire scheduled() every N seconds instead of on wrangler.toml's crons (0: never); also
+    // ENTITY_MEMORY_CRON_EVERY. See local/cron.mjs.
+    "cron-every": { type: "string" },
     // The Python module (on src/) that exports `Default`; other values are for testing the host.
     entry: { type: "string", default: "entry" },
   },
@@ -109,6 +112,8 @@ const upstream = textUpstream(
 // What `EXTRACTOR=auto` runs when the local model is there: the extractor that scored better
 // on the dev set without a lower precision (README, "Which extractor you get").
 const LOCAL_AUTO_EXTRACTOR = "workers-ai";
+// Set when `auto` picked the local model (not when the extractor was chosen by a var).
+let autoChoseLocalModel = false;
 // A local model call waits for its turn behind the others (one slot) on a small CPU.
 const LOCAL_AI_TIMEOUT_S = "300";
 // The directory that holds kv/, d1/, ...: what `wrangler ... --local` uses is
@@ -278,6 +283,7 @@ site.addsitedir(${JSON.stringify(PY_SITE)})  # already on sys.path; this runs it
   }
   if ((env.EXTRACTOR ?? "auto") === "auto" && !env.LLM_BASE_URL) {
     env.EXTRACTOR = textModel.available || upstream.available ? LOCAL_AUTO_EXTRACTOR : "rules";
+    autoChoseLocalModel = textModel.available && !upstream.available;
   }
   // Production's embedding model cannot answer here; the local one does, under its own name
   // (vectors are tagged with it). `--var EMBEDDING_MODEL=off` turns the channel off.
@@ -299,7 +305,27 @@ site.addsitedir(${JSON.stringify(PY_SITE)})  # already on sys.path; this runs it
   });
   Object.assign(env, durableObjectNamespaces(config, objects));
   objects.restoreAlarms();
-  return { pyodide, dispatch, entrypoint, env, proxy };
+  let plan;
+  try {
+    plan = cronPlan(config.triggers?.crons, opts["cron-every"] ?? process.env.ENTITY_MEMORY_CRON_EVERY);
+  } catch (err) {
+    fail(err.message);
+  }
+  for (const why of plan.skipped) console.error(`local host: cron left out: ${why}`);
+  const cronText = describePlan(plan);
+  return { pyodide, dispatch, entrypoint, env, proxy, cronPlan: plan, cronText };
+}
+
+// A local text model that cannot start (it died again and again before answering) leaves the
+// rules as the default extractor, said on stderr, instead of every session coming back
+// degraded. A chosen extractor (`--var EXTRACTOR=workers-ai`) stays, and says why it fails.
+function watchTextModel(app) {
+  if (!textModel.available || !autoChoseLocalModel) return;
+  textModel.ready.catch((err) => {
+    if (app.env.EXTRACTOR !== LOCAL_AUTO_EXTRACTOR) return;
+    app.env.EXTRACTOR = "rules";
+    console.error(`local host: ${err.message}; default extractor now: rules`);
+  });
 }
 
 function pythonErrorText(err) {
@@ -404,13 +430,14 @@ async function writeResponse(res, response) {
   res.end();
 }
 
-async function handleFetch(app, req, res) {
+// The Worker's Response to `req`, or null once an error answer is written to `res`.
+async function dispatchFetch(app, req, res) {
   let body;
   try {
     body = await readBody(req, maxBodyBytes(app));
   } catch (err) {
     refuseBody(req, res, err);
-    return;
+    return null;
   }
   let request;
   try {
@@ -419,7 +446,7 @@ async function handleFetch(app, req, res) {
     // A Host header that is not a host (`Host: a b`) makes no URL: the client's error, as at
     // Cloudflare's edge, not the Worker's. The same code as the Worker's own Host check.
     sendJson(res, 400, { error: { code: "invalid_host", message: `unusable request: ${err.message}` } });
-    return;
+    return null;
   }
   const ctx = new ExecutionContext();
   let response;
@@ -430,55 +457,37 @@ async function handleFetch(app, req, res) {
     console.error(`[fetch] ${req.method} ${req.url} raised:\n${text}`);
     res.writeHead(500, { "content-type": "text/plain; charset=utf-8" });
     res.end(`Worker threw an exception:\n${text}`);
-    return;
+    return null;
   }
   if (!(response instanceof Response)) {
     sendJson(res, 500, {
       error: { code: "bad_worker_response", message: "fetch() did not return a Response" },
     });
-    return;
+    return null;
   }
-  await writeResponse(res, response);
+  return response;
 }
 
-// With API_TOKEN set, firing the cron is an admin action like any other: only the admin token.
-function scheduledAllowed(apiToken, authorization) {
-  if (!apiToken) return true;
-  const given = Buffer.from(String(authorization ?? ""));
-  const expected = Buffer.from(`Bearer ${apiToken}`);
-  return given.length === expected.length && timingSafeEqual(given, expected);
+async function handleFetch(app, req, res) {
+  const response = await dispatchFetch(app, req, res);
+  if (response) await writeResponse(res, response);
 }
 
-// Like `wrangler dev --test-scheduled`: GET /__scheduled?cron=*+*+*+*+* runs the cron handler.
-async function handleScheduled(app, req, res) {
-  if (!app.dispatch.has_handler(app.entrypoint, "scheduled")) {
-    sendJson(res, 404, {
-      error: { code: "no_scheduled_handler", message: "the Worker defines no scheduled()" },
-    });
+// The host's own part of /healthz: which extractor `auto` runs here and how the local text
+// model is (a crash is seen at once: local/llm.mjs), added to the Worker's answer.
+async function handleHealth(app, req, res) {
+  const response = await dispatchFetch(app, req, res);
+  if (!response) return;
+  const body = response.status === 200 ? await response.clone().json().catch(() => null) : null;
+  if (!body || typeof body !== "object") {
+    await writeResponse(res, response);
     return;
   }
-  if (!scheduledAllowed(app.env.API_TOKEN, req.headers.authorization)) {
-    sendJson(res, 401, {
-      error: { code: "unauthorized", message: "/__scheduled needs the admin bearer token" },
-    });
-    return;
-  }
-  const url = new URL(req.url, "http://host");
-  const cron = url.searchParams.get("cron") ?? "* * * * *";
-  const time = Number(url.searchParams.get("time") ?? Date.now());
-  const controller = new ScheduledController(cron, time);
-  const ctx = new ExecutionContext();
-  try {
-    await app.dispatch.call_scheduled(app.entrypoint, ctx, app.env, controller);
-    // A cron event lasts until its waitUntil work is done.
-    await ctx.settled();
-  } catch (err) {
-    const text = pythonErrorText(err);
-    console.error(`[scheduled] ${cron} raised:\n${text}`);
-    sendJson(res, 500, { error: { code: "scheduled_failed", message: text } });
-    return;
-  }
-  sendJson(res, 200, { outcome: "ok", cron, scheduledTime: time, noRetry: controller.retryDisabled });
+  const host = { extractor: app.env.EXTRACTOR, textModel: textModel.status(), cron: app.cronText };
+  const headers = Object.fromEntries(response.headers);
+  delete headers["content-length"];
+  res.writeHead(200, headers);
+  res.end(JSON.stringify({ ...body, host }));
 }
 
 async function runKvSelftest(app) {
@@ -501,7 +510,11 @@ async function handleKvOperations(app, req, res) {
 }
 
 // Paths the host answers itself; every other request goes to the Worker.
-const HOST_ROUTES = { "/__scheduled": handleScheduled, "/__kv-operations": handleKvOperations };
+const HOST_ROUTES = {
+  "/__scheduled": (app, req, res) => handleScheduled(app, req, res, sendJson),
+  "/__kv-operations": handleKvOperations,
+  "/healthz": handleHealth,
+};
 
 async function main() {
   let app;
@@ -546,10 +559,14 @@ async function main() {
     const { port: bound } = server.address();
     const ms = Math.round(performance.now() - started);
     console.log(`entity-memory local host ready on http://${opts.host}:${bound} in ${ms} ms`);
-    const local = textModel.available ? `${LOCAL_TEXT_MODEL} (${textModel.why})` : textModel.why;
+    const loading = textModel.state === "starting" ? ", loading" : "";
+    const local = textModel.available ? `${LOCAL_TEXT_MODEL} (${textModel.why}${loading})` : textModel.why;
     const text = upstream.available ? `${upstream.why}; ${local}` : local;
     console.log(`text model: ${text}; default extractor: ${app.env.EXTRACTOR}`);
+    console.log(`cron: ${app.cronText}`);
   });
+  watchTextModel(app);
+  startCronTimer(app.cronPlan, async (cron, time) => logTimerRun(cron, await runScheduled(app, cron, time)));
 }
 
 await main();

@@ -7,6 +7,8 @@ import json
 import sys
 
 import pytest
+from entity_memory_client import __version__
+from entity_memory_client.mcp_server import LISTED_FIELDS
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
@@ -31,7 +33,8 @@ async def test_remember_then_recall_over_stdio(env: dict[str, str], user: str) -
         env=env,
     )
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-        await session.initialize()
+        started = await session.initialize()
+        assert started.server_info.version == __version__  # the package's, never empty
         tools = {t.name: t for t in (await session.list_tools()).tools}
         assert set(tools) >= {"remember", "recall", "entities", "history", "forget_entity"}
         assert "messages" in tools["remember"].input_schema["properties"]
@@ -82,7 +85,11 @@ async def test_remember_then_recall_over_stdio(env: dict[str, str], user: str) -
         assert pain["type"] == "pain_point" and pain["version"] == 1
 
         listed = json.loads(_text(await session.call_tool("entities", {})))
-        assert listed["count"] >= 2
+        assert listed["count"] == len(listed["entities"]) >= 2
+        # What an agent reads of each: no ranking internals (vectors, keywords, links).
+        for entry in listed["entities"]:
+            assert {"id", "type", "name", "importance"} <= set(entry) <= set(LISTED_FIELDS)
+        assert "Disapproved ads" in {e["name"] for e in listed["entities"]}
         hist = json.loads(
             _text(await session.call_tool("history", {"type": "pain_point", "id": pain["id"]}))
         )

@@ -5,10 +5,13 @@ writes through the object work."""
 
 from __future__ import annotations
 
+import subprocess
+from pathlib import Path
+
 import httpx
 import pytest
 
-from .hostproc import Host
+from .hostproc import REPO, Host, pending_migrations
 
 pytestmark = pytest.mark.e2e
 
@@ -28,3 +31,21 @@ def test_false_durable_object_warnings_are_one_true_line(host: Host) -> None:
     notes = [line for line in stderr.splitlines() if line.startswith("local host: ")]
     assert len(notes) == 2, stderr  # the Durable Object note and the AI note, each on its line
     assert not any(line and not line.strip() for line in stderr.splitlines()), "filler lines"
+
+
+def test_serve_shows_the_migrations_table_once(tmp_path: Path) -> None:
+    """Wrangler prints its table again after each migration it applies (five tables for five
+    migrations); `scripts/serve` shows the last one, every migration's final status."""
+    done = subprocess.run(
+        ["bash", "scripts/serve", "--no-llm", "--migrate-only", "--persist", str(tmp_path / "v3")],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("┌") == 1, done.stderr
+    migrations = sorted(p.name for p in (REPO / "migrations").glob("*.sql"))
+    table = done.stderr[done.stderr.index("┌") :]
+    assert all(name in table for name in migrations), table
+    assert pending_migrations(tmp_path / "v3") == []

@@ -11,8 +11,12 @@ asked again.
 
 from __future__ import annotations
 
+import os
 import re
+import signal
+import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -24,6 +28,8 @@ from .hostproc import Host, host_for_tests
 
 #: A local model call on 2 busy cores can take minutes; the host's own per-call timeout is 300 s.
 REQUEST_TIMEOUT_S = 900
+#: A ceiling for the host to report a state (a model restart loads 1.1 GB), not a measurement.
+SETTLE_S = 300
 TYPES = {"campaign", "metric", "decision", "pain_point", "preference"}
 #: Metadata fields that hold a number the conversation must state.
 NUMBER_FIELDS = ("budget", "value", "target")
@@ -124,6 +130,38 @@ def test_a_resent_session_asks_the_model_nothing(llm_host: Host) -> None:
     assert not again.get("usage") or again["usage"]["input_tokens"] == 0
     assert not [r for r in again["results"] if r["status"] == "created"]
     assert _versions(llm_host, "tea-resend") == before
+
+
+def _text_model(host: Host) -> dict[str, Any]:
+    health = httpx.get(f"{host.base_url}/healthz", timeout=30).json()
+    model: dict[str, Any] = health["host"]["textModel"]
+    return model
+
+
+def _until(host: Host, what: str, test: Any) -> dict[str, Any]:
+    deadline = time.monotonic() + SETTLE_S
+    while not test(model := _text_model(host)):
+        assert time.monotonic() < deadline, f"/healthz never said {what}: {model}"
+        time.sleep(0.2)
+    return model
+
+
+def test_a_killed_model_server_is_reported_and_restarted(llm_host: Host) -> None:
+    """SIGKILL the host's llama-server: /healthz says how it died and that it restarts, then
+    that a new one answers; an extraction afterwards runs on the new server."""
+    ready = _until(llm_host, "ready", lambda m: m["state"] == "ready")
+    pid = ready["pid"]
+    assert Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].endswith(b"llama-server")
+    os.kill(pid, signal.SIGKILL)
+    crashed = _until(llm_host, "the crash", lambda m: m.get("lastExit") is not None)
+    assert crashed["lastExit"]["how"] == "killed by SIGKILL"
+    assert crashed["state"] in ("restarting", "starting", "ready")
+    stderr = (llm_host.persist_dir.parent / "host.stderr").read_text()
+    assert f"llama-server (pid {pid}) killed by SIGKILL" in stderr
+    back = _until(llm_host, "a new server", lambda m: m["state"] == "ready" and m["pid"] != pid)
+    assert back["restarts"] == 1
+    body = _extract(llm_host, "tea-after-crash", "s1")
+    assert (body["processed"], body["degraded"]) == (True, False)
 
 
 def test_replies_cut_off_are_counted_and_not_asked_again(tiny_budget_host: Host) -> None:

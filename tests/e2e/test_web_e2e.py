@@ -429,6 +429,22 @@ def test_without_api_token_the_page_works_with_no_token(browser: WebDriver, host
     shot(browser, "13-open-mode")
 
 
+def test_without_api_token_an_empty_sign_in_lists_the_users(browser: WebDriver, host: Host) -> None:
+    """No user id and no token on a service without API_TOKEN: there is no admin to be, so
+    the page says the service is open and shows the user list (not the form again)."""
+    browser.get(f"{host.base_url}/#/signin")
+    browser.execute_script("sessionStorage.clear()")
+    browser.refresh()
+    wait_for(browser, By.ID, "user")
+    browser.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
+    expect_title(browser, "Users")
+    status = browser.find_element(By.ID, "status").text
+    assert "API_TOKEN" in status and "Signed in as the admin" not in status
+    assert browser.find_elements(By.ID, "user") == []  # not the sign-in form
+    wait_text(browser, "main", "web-open")  # the user the test above wrote
+    shot(browser, "13b-open-mode-users")
+
+
 def test_provenance_excerpts_are_shown_as_text(browser: WebDriver, host: Host) -> None:
     """A stored entity's provenance (its source words, session, time, who read it), with markup
     in the excerpt that must stay text."""

@@ -215,7 +215,19 @@ async def test_malformed_json_and_missing_fields(client: httpx.AsyncClient) -> N
 
 
 async def test_unknown_route_is_json_404(client: httpx.AsyncClient) -> None:
-    assert_error(await client.get("/nope"), 404, "not_found")
+    error = assert_error(await client.get("/v1/user/u1/entities"), 404, "route_not_found")
+    # What was asked, and where the routes are (a client can tell a typo from a missing entity).
+    assert error["details"]["path"] == "/v1/user/u1/entities"
+    assert error["details"]["method"] == "GET" and error["details"]["hint"]
+
+
+async def test_a_route_called_with_another_method_says_which_it_takes(
+    client: httpx.AsyncClient,
+) -> None:
+    refused = await client.delete("/v1/users/u1/context")
+    error = assert_error(refused, 405, "method_not_allowed")
+    assert error["details"]["allowed"] == ["POST"]
+    assert refused.headers["allow"] == "POST"
 
 
 async def test_internal_errors_hide_the_stack(

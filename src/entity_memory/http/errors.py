@@ -178,9 +178,37 @@ def refusal_for(exc: Exception) -> Refusal:
     )
 
 
+#: Where a client that called a route that does not exist finds the ones that do.
+ROUTES_HINT = "the routes are listed at /openapi.json and in docs/api.md"
+
+
+def no_such_route(request: Request, exc: StarletteHTTPException) -> Problem | None:
+    """The router's own 404 and 405 (no route has this path, or not for this method), with
+    what was asked and where the routes are: `route_not_found` is not an entity's 404."""
+    method, path = request.method, request.url.path
+    if exc.status_code == 404 and exc.detail == "Not Found":
+        message = f"no route {method} {path}"
+        return Problem(
+            404, "route_not_found", message, {"method": method, "path": path, "hint": ROUTES_HINT}
+        )
+    if exc.status_code == 405:
+        allowed = (exc.headers or {}).get("Allow", "")
+        message = f"{path} does not take {method}" + (f" (it takes {allowed})" if allowed else "")
+        details = {
+            "method": method,
+            "path": path,
+            "allowed": [m.strip() for m in allowed.split(",") if m.strip()],
+        }
+        return Problem(405, "method_not_allowed", message, details, exc.headers)
+    return None
+
+
 def install_error_handlers(app: FastAPI) -> None:
-    async def handle(_: Request, exc: Exception) -> JSONResponse:
-        p = problem_for(exc)
+    async def handle(request: Request, exc: Exception) -> JSONResponse:
+        p = None
+        if isinstance(exc, StarletteHTTPException):
+            p = no_such_route(request, exc)
+        p = p or problem_for(exc)
         return error_response(p.status, p.code, p.message, p.details, p.headers)
 
     for exc_type in ERROR_TABLE:

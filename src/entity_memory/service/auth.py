@@ -30,6 +30,8 @@ from entity_memory.settings import RateLimit
 from entity_memory.storage.d1 import D1Database
 
 TOKEN_PREFIX = "emu_"
+#: Routes only the admin token reaches.
+ADMIN_PREFIX = "/v1/admin"
 #: What the tag key is derived for (a new purpose would get a new context, never the same key).
 _TAG_CONTEXT = b"entity-memory/user-token-tag/v1"
 _TAG_BYTES = 16
@@ -51,10 +53,14 @@ class Principal:
     def may_access(self, path: str) -> bool:
         if self.kind in ("admin", "open"):
             return True
-        if path.startswith("/v1/admin"):
+        if is_admin_path(path):
             return False
         own = f"/v1/users/{self.user_id}"
         return path == own or path.startswith(own + "/")
+
+
+def is_admin_path(path: str) -> bool:
+    return path == ADMIN_PREFIX or path.startswith(ADMIN_PREFIX + "/")
 
 
 def hash_token(token: str) -> str:
@@ -184,6 +190,12 @@ UNAUTHORIZED = Refusal(
     headers={"WWW-Authenticate": 'Bearer realm="entity-memory"'},
 )
 FORBIDDEN = Refusal(status=403, code="forbidden", message="this token is for another user")
+#: A user's token on an admin route: same code, but the message says what the route needs.
+ADMIN_ONLY = Refusal(
+    status=403,
+    code="forbidden",
+    message="this is an admin route: it needs the admin token (API_TOKEN), not a user's token",
+)
 
 
 def _too_many(message: str, retry_after_ms: int) -> Refusal:
@@ -242,7 +254,7 @@ class Admission:
                 await self._failed(caller.address, clock, rate_limit)
                 return UNAUTHORIZED
         if not principal.may_access(caller.raw_path):
-            return FORBIDDEN
+            return ADMIN_ONLY if is_admin_path(caller.raw_path) else FORBIDDEN
         return await self._within_budget(principal, clock, rate_limit)
 
     async def _tagged(self, token: str, tokens: TokenStore | None) -> Principal | None:

@@ -20,13 +20,16 @@ stops before writing anything else.
 from __future__ import annotations
 
 import hashlib
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, JsonValue
 from pydantic.alias_generators import to_camel
 
 from entity_memory.extraction.base import Message
 from entity_memory.storage.local_table import LocalTable, Row
+
+if TYPE_CHECKING:
+    from entity_memory.service.extraction.outcome import ExtractionOutcome
 
 JobState = Literal["queued", "running", "done", "failed"]
 #: States a job is still to run in (a `running` job a crash interrupted resumes).
@@ -156,7 +159,9 @@ class JobBook:
         """Record a new job and the conversation it extracts (or find the one this session's
         messages already made: returned with `resent`; a failed one is queued again)."""
         found = self.get(job.id)
-        if found is not None and found.state != "failed":
+        if found is not None and found.state == "done" and found.pending:
+            job = _retry_of(found, job.updated_at)
+        elif found is not None and found.state != "failed":
             found.resent = True
             return found
         doc = Conversation(messages=messages).model_dump_json()
@@ -165,6 +170,23 @@ class JobBook:
         ids = [job.id] + [i for i in self.ids() if i != job.id]
         self._keep(ids)
         return job
+
+    def settled(self, session_id: str, outcome: ExtractionOutcome) -> ExtractionOutcome:
+        """After an extraction of the session: if nothing of it is pending any more (e.g. the
+        cron's retry extracted it), its jobs stop saying so. The outcome, unchanged."""
+        if not outcome.pending:
+            self._settle_pending(session_id)
+        return outcome
+
+    def _settle_pending(self, session_id: str) -> None:
+        for id_ in self.ids():
+            job = self.get(id_)
+            if job is None or job.session_id != session_id or not job.pending:
+                continue
+            job.pending = False
+            if job.result is not None:
+                job.result = {**job.result, "pending": False}
+            self.save(job)
 
     def list(self) -> list[JobView]:
         return [job.view() for i in self.ids() if (job := self.get(i)) is not None]
@@ -191,6 +213,23 @@ class JobBook:
                     continue  # (a finished job's conversation row is already gone)
             kept.append(id_)
         self.table.put(JOB_LIST_KEY, Row(JobIds(ids=kept).model_dump_json(), None, None))
+
+
+def _retry_of(done: Job, now: int) -> Job:
+    """A done job whose session is still pending, queued again by a re-send: it retries the
+    pending messages now instead of waiting for the cron. Only its last chunk runs (all the
+    messages: the ledger's cursor plans the pending ranges and nothing else), with the dates
+    it first ran with."""
+    return done.model_copy(
+        update={
+            "state": "queued",
+            "updated_at": now,
+            "chunks_done": max(0, done.chunks_total - 1),
+            "result": None,
+            "pending": False,
+            "resent": True,
+        }
+    )
 
 
 class JobIds(BaseModel):

@@ -200,16 +200,16 @@ def _pipeline(ctx: WriteContext) -> SessionExtraction:
 async def extract(ctx: WriteContext, call: ExtractCall) -> ExtractionOutcome:
     if call.job_id is not None and (ctx.jobs is None or ctx.jobs.get(call.job_id) is None):
         raise NoSuchJob(call.job_id)
-    return await _pipeline(ctx).run(
+    outcome = await _pipeline(ctx).run(
         call.user_id, call.session_id, call.messages, call.extractor, session_now=call.session_now
     )
+    return outcome if ctx.jobs is None else ctx.jobs.settled(call.session_id, outcome)
 
 
 async def enqueue_extract(ctx: WriteContext, call: ExtractCall) -> JobView:
     """Check the request, record the job and answer at once; the writer's alarm runs it.
     Outside a writer there is no one to run it later, so it runs here and answers done."""
-    pipeline = _pipeline(ctx)
-    extractor = pipeline.admit(call.user_id, call.session_id, call.messages, call.extractor)
+    extractor = _pipeline(ctx).admit(call.user_id, call.session_id, call.messages, call.extractor)
     now = ctx.store.clock()
     job = Job(
         id=job_id(call.session_id, call.messages),

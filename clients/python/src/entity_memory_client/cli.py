@@ -492,7 +492,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 def cmd_hook(args: argparse.Namespace) -> int:
     from . import hooks
 
-    code = hooks.run(args.event, args, STARTED)
+    code = hooks.run(args.event, args, hooks.process_start(STARTED))
     # Leave now: a request thread still waiting on a hung service must not delay the exit.
     sys.stdout.flush()
     sys.stderr.flush()

@@ -303,9 +303,11 @@ class _Core:
         body = {"session_id": session_id, "entities": [dict(e) for e in entities]}
         return _Request("PUT", f"/v1/users/{self._user(user)}/entities", json=body)
 
-    def _list(self, type: str | None, user: str | None) -> _Request:
-        params = {"type": type} if type else None
-        return _Request("GET", f"/v1/users/{self._user(user)}/entities", params=params)
+    def _list(self, type: str | None, user: str | None, values: bool = False) -> _Request:
+        params = {"type": type} if type else {}
+        if values:
+            params["values"] = "true"
+        return _Request("GET", f"/v1/users/{self._user(user)}/entities", params=params or None)
 
     def _entity_path(self, type: str, id: str, user: str | None) -> str:
         return f"/v1/users/{self._user(user)}/entities/{_type(type)}/{_id(id, 'entity')}"
@@ -446,9 +448,12 @@ class EntityMemory(_Core):
         """Upsert at most 100 entities; returns `{"entities", "results"}`."""
         return self._send(self._upsert(entities, session_id, user))
 
-    def list(self, type: str | None = None, *, user: str | None = None) -> dict[str, Any]:
-        """Index entries, newest first: `{"entities", "count"}`."""
-        return self._send(self._list(type, user))
+    def list(
+        self, type: str | None = None, *, user: str | None = None, values: bool = False
+    ) -> dict[str, Any]:
+        """Index entries, newest first: `{"entities", "count"}`; `values` adds each one's
+        value in a few words."""
+        return self._send(self._list(type, user, values))
 
     def get(self, type: str, id: str, *, user: str | None = None) -> dict[str, Any]:
         return self._send(self._get(type, id, user))
@@ -572,8 +577,10 @@ class AsyncEntityMemory(_Core):
     ) -> dict[str, Any]:
         return await self._send(self._upsert(entities, session_id, user))
 
-    async def list(self, type: str | None = None, *, user: str | None = None) -> dict[str, Any]:
-        return await self._send(self._list(type, user))
+    async def list(
+        self, type: str | None = None, *, user: str | None = None, values: bool = False
+    ) -> dict[str, Any]:
+        return await self._send(self._list(type, user, values))
 
     async def get(self, type: str, id: str, *, user: str | None = None) -> dict[str, Any]:
         return await self._send(self._get(type, id, user))

@@ -17,6 +17,7 @@ from typing import Any, NoReturn
 from mcp.server.mcpserver import MCPServer  # mcp 2.x (FastMCP in 1.x)
 from mcp.server.mcpserver.exceptions import ToolError
 
+from . import __version__
 from . import settings as settings_mod
 from .client import AsyncEntityMemory, EntityMemoryError
 
@@ -57,6 +58,15 @@ def why_nothing_stored(result: dict[str, Any]) -> str:
     )
 
 
+#: What an agent reads of a listed entity; the index's ranking internals (vectors, keyword
+#: lists, links still to resolve) are the service's business, and only cost the agent tokens.
+LISTED_FIELDS = ("id", "type", "name", "importance", "updatedAt", "value")
+
+
+def listed_entity(entry: dict[str, Any]) -> dict[str, Any]:
+    return {key: entry[key] for key in LISTED_FIELDS if entry.get(key) is not None}
+
+
 def _fail(exc: EntityMemoryError) -> NoReturn:
     """An `isError` tool result carrying the API's error code, status and details (e.g. which
     field failed validation), so the model can correct its call."""
@@ -83,7 +93,7 @@ def build_server(url: str | None = None, token: str | None = None, user: str | N
     def client() -> AsyncEntityMemory:
         return AsyncEntityMemory(cfg.url, cfg.token, user=cfg.user)
 
-    server = MCPServer("entity-memory", instructions=INSTRUCTIONS)
+    server = MCPServer("entity-memory", instructions=INSTRUCTIONS, version=__version__)
     default_session = process_session_id()
 
     @server.tool()
@@ -150,13 +160,16 @@ def build_server(url: str | None = None, token: str | None = None, user: str | N
 
     @server.tool()
     async def entities(type: str | None = None) -> dict[str, Any]:
-        """List the remembered entities (id, type, name, importance), optionally of one type:
-        campaign, metric, decision, pain_point or preference."""
+        """List the remembered entities (id, type, name, importance, updatedAt and the value
+        in a few words), newest first, optionally of one type: campaign, metric, decision,
+        pain_point or preference."""
         async with client() as mem:
             try:
-                return await mem.list(type)
+                listed = await mem.list(type, values=True)
             except EntityMemoryError as exc:
                 _fail(exc)
+        rows = [listed_entity(e) for e in listed.get("entities", [])]
+        return {"entities": rows, "count": len(rows)}
 
     @server.tool()
     async def history(type: str, id: str, limit: int = 20) -> dict[str, Any]:

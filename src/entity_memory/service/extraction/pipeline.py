@@ -19,7 +19,7 @@ from entity_memory.service.extraction import check as check_stage
 from entity_memory.service.extraction import extract as extract_stage
 from entity_memory.service.extraction import plan as plan_stage
 from entity_memory.service.extraction.ledger import ledger_rows
-from entity_memory.service.extraction.models import Extracted, LedgerRows, SessionRequest
+from entity_memory.service.extraction.models import Extracted, LedgerRows, Plan, SessionRequest
 from entity_memory.service.extraction.outcome import ExtractionOutcome
 from entity_memory.service.extraction.ports import SessionLedger, SessionStore
 from entity_memory.service.extraction.resolve import resolve
@@ -38,6 +38,12 @@ def degraded_reason(extracted: Extracted, rows: LedgerRows, has_ledger: bool) ->
         f"{extracted.extractor} failed on {rows.counts['pendingMessages']} message(s), {later}:"
         f" {extracted.failures[0].reason}"
     )
+
+
+def still_pending(plan: Plan, rows: LedgerRows) -> bool:
+    """Whether the session owes an LLM messages after this run: what failed now, or what an
+    LLM owed before and the rules did not retry (they never take over an LLM's range)."""
+    return bool(rows.owed) or (plan.prior is not None and not plan.is_llm)
 
 
 @dataclass
@@ -121,6 +127,6 @@ class SessionExtraction:
             dropped=checked.dropped,
             counts=rows.counts,
             usage=extracted.usage,
-            pending=bool(rows.owed) and self.ledger is not None,
+            pending=still_pending(plan, rows) and self.ledger is not None,
             degraded_reason=degraded_reason(extracted, rows, self.ledger is not None),
         )

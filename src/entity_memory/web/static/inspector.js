@@ -15,7 +15,7 @@ async function route() {
   const parts = (path || "/").split("/").filter(Boolean).map(decodeURIComponent);
   renderNav();
   // The admin's user list needs no user; every other page is about one.
-  const adminOnly = parts[0] === "users" && (state.token || state.user);
+  const adminOnly = parts[0] === "users" && (state.token || state.user || state.open);
   if ((!state.user && !adminOnly) || parts[0] === "signin") {
     signInPage();
     document.body.dataset.route = location.hash;

@@ -13,6 +13,8 @@ export const MAPPING_META = new Set(["lastPerformance"]);
 export const state = {
   token: sessionStorage.getItem("em.token") || "",
   user: sessionStorage.getItem("em.user") || "",
+  // Signed in without a user or a token to a service without API_TOKEN: the user list is open.
+  open: sessionStorage.getItem("em.open") === "1",
 };
 export const main = document.getElementById("main");
 export const statusBox = document.getElementById("status");

@@ -25,15 +25,23 @@ export function signInPage() {
     event.preventDefault();
     state.user = user.value.trim();
     state.token = token.value.trim();
+    state.open = false;
     try {
       await api("GET", state.user ? userPath("/entities") : "/v1/admin/users?limit=1");
     } catch (err) {
-      say(explain(err), "error");
+      const neither = !state.user && !state.token && err.status === 401;
+      say(neither ? "Enter a user id, or the admin token to list the users." : explain(err),
+        "error");
       return;
     }
+    // Neither a user nor a token, and the user list answered: the service has no API_TOKEN.
+    state.open = !state.user && !state.token;
     sessionStorage.setItem("em.user", state.user);
     sessionStorage.setItem("em.token", state.token);
-    sayNext(state.user ? "Signed in as " + state.user + "." : "Signed in as the admin.");
+    sessionStorage.setItem("em.open", state.open ? "1" : "");
+    sayNext(state.user ? "Signed in as " + state.user + "."
+      : state.open ? "This service runs without API_TOKEN: every user's memory is open. " +
+        "Pick a user." : "Signed in as the admin.");
     location.hash = state.user ? "#/entities" : "#/users";
   }
   page("Sign in", h("p", { class: "lead" },

@@ -5,7 +5,7 @@ export function renderNav() {
   const nav = document.getElementById("nav");
   nav.replaceChildren();
   if (!state.user) {
-    if (state.token) {
+    if (state.token || state.open) {
       nav.append(h("a", { href: "#/users" }, "Users"),
         h("button", { type: "button", class: "link", onclick: () => signOut() }, "Sign out"));
     }
@@ -26,6 +26,8 @@ export function renderNav() {
 export function signOut(message = "Signed out.", kind = "info") {
   state.token = "";
   state.user = "";
+  state.open = false;
+  sessionStorage.removeItem("em.open");
   sessionStorage.removeItem("em.token");
   sessionStorage.removeItem("em.user");
   sayNext(message, kind);
