@@ -20,7 +20,6 @@ from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import httpx
 
@@ -28,14 +27,14 @@ ROOT = Path(__file__).resolve().parent.parent
 SRC = str(ROOT / "src")
 sys.path.insert(0, str(ROOT))  # tests.unit.writer_twin
 
+from tests.unit.writer_twin import WriterTwin  # noqa: E402
+
+from bench.bench_store import entity_doc as doc  # noqa: E402
 from entity_memory.http.app import create_app  # noqa: E402
 from entity_memory.service.bindings import Bindings  # noqa: E402
 from entity_memory.storage.d1 import SQLiteD1  # noqa: E402
 from entity_memory.storage.index_snapshots import IndexSnapshots  # noqa: E402
 from entity_memory.storage.kv import InMemoryKV  # noqa: E402
-from tests.unit.writer_twin import WriterTwin  # noqa: E402
-
-from bench.bench_store import entity_doc as doc  # noqa: E402
 
 #: The calls counted by name (any module of the app, and pydantic's model validation).
 COUNTED = (
@@ -105,7 +104,10 @@ async def main(entities: int) -> None:
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://bench") as c:
         for start in range(0, entities, 100):
-            body = {"session_id": f"fill{start}", "entities": [doc(i) for i in range(start, min(entities, start + 100))]}
+            body = {
+                "session_id": f"fill{start}",
+                "entities": [doc(i) for i in range(start, min(entities, start + 100))],
+            }
             (await c.put("/v1/users/u1/entities", json=body)).raise_for_status()
         batch = [doc(i) for i in range(entities - 10, entities + 10)]
 

@@ -10,6 +10,7 @@ import httpx
 import pytest
 
 from entity_memory.service.jobs import JOB_CHUNK_MESSAGES
+from entity_memory.service.writes import Operation
 from entity_memory.storage.kv import InMemoryKV
 
 from .writer_twin import WriterTwin
@@ -87,13 +88,13 @@ async def test_a_resent_session_finds_its_job_and_is_not_run_twice(
     client: httpx.AsyncClient, twin: WriterTwin
 ) -> None:
     host = twin.host("jo")
-    original, runs = host.serve, []
+    original, runs = host.execute, []
 
-    async def counted(name: str, call_json: str, **options: bool) -> str:
-        runs.append(name)
-        return await original(name, call_json, **options)
+    async def counted(op: Operation[Any, Any], call: Any, *args: Any, **options: Any) -> Any:
+        runs.append(op.name)
+        return await original(op, call, *args, **options)
 
-    host.serve = counted  # type: ignore[method-assign]
+    host.execute = counted  # type: ignore[method-assign]
     first = await client.post(extract_url("jo", "s1", "?wait=true"), json=conversation(2))
     again = await client.post(extract_url("jo", "s1"), json=conversation(2))
     assert again.status_code == 200  # already done: its result, at once
@@ -126,18 +127,20 @@ async def test_a_job_a_crash_interrupted_resumes_without_counting_twice(
     client: httpx.AsyncClient, twin: WriterTwin, memkv: InMemoryKV
 ) -> None:
     host = twin.host("jo")
-    original = host.serve
+    original = host.execute
     served = 0
 
-    async def dies_after_the_first_chunk(name: str, call_json: str, **options: bool) -> str:
+    async def dies_after_the_first_chunk(
+        op: Operation[Any, Any], call: Any, *args: Any, **options: Any
+    ) -> Any:
         nonlocal served
-        if name == "extract":
+        if op.name == "extract":
             served += 1
             if served == 2:
                 raise asyncio.CancelledError  # the instance dies mid-job
-        return await original(name, call_json, **options)
+        return await original(op, call, *args, **options)
 
-    host.serve = dies_after_the_first_chunk  # type: ignore[method-assign]
+    host.execute = dies_after_the_first_chunk  # type: ignore[method-assign]
     r = await client.post(extract_url("jo", "s1"), json=conversation(JOB_CHUNK_MESSAGES + 3))
     job_id = r.json()["job"]["id"]
     with pytest.raises(asyncio.CancelledError):
@@ -157,16 +160,18 @@ async def test_erasing_the_user_stops_a_running_job(
     client: httpx.AsyncClient, twin: WriterTwin, memkv: InMemoryKV
 ) -> None:
     host = twin.host("jo")
-    original = host.serve
+    original = host.execute
 
-    async def erase_after_the_first_chunk(name: str, call_json: str, **options: bool) -> str:
-        reply = await original(name, call_json, **options)
-        if name == "extract":
-            host.serve = original  # type: ignore[method-assign]
+    async def erase_after_the_first_chunk(
+        op: Operation[Any, Any], call: Any, *args: Any, **options: Any
+    ) -> Any:
+        done = await original(op, call, *args, **options)
+        if op.name == "extract":
+            host.execute = original  # type: ignore[method-assign]
             assert (await client.delete("/v1/users/jo")).status_code == 200
-        return reply
+        return done
 
-    host.serve = erase_after_the_first_chunk  # type: ignore[method-assign]
+    host.execute = erase_after_the_first_chunk  # type: ignore[method-assign]
     await client.post(extract_url("jo", "s1"), json=conversation(2 * JOB_CHUNK_MESSAGES))
     await settle(twin)
     assert (await memkv.list(prefix="entity:jo:")).keys == []

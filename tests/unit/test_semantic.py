@@ -14,6 +14,7 @@ from entity_memory.domain.kinds import entity_input_adapter
 from entity_memory.embeddings.catalog import CATALOG, LOCAL_E5
 from entity_memory.embeddings.embedder import Embedder, build_embedder
 from entity_memory.embeddings.vectors import QueryPlanes, pack_signs, rescale, unpack_signs
+from entity_memory.service.batch_upsert import upsert_batch
 from entity_memory.service.reindex import reindex
 from entity_memory.service.retrieval import retrieve_for_context
 from entity_memory.storage.kv import InMemoryKV
@@ -75,7 +76,7 @@ def test_rescale_needs_a_few_vectors_and_keeps_missing_ones_missing() -> None:
 
 async def test_a_paraphrased_task_finds_its_entity(clock: Clock) -> None:
     store = e5_store(clock)
-    await store.upsert_many("u1", [item("campaign", n, c) for n, c in CAMPAIGNS], "s1")
+    await upsert_batch(store, "u1", [item("campaign", n, c) for n, c in CAMPAIGNS], "s1")
     found = await retrieve_for_context(store, "u1", "how is Germany and Austria doing?", 3)
     assert found.lexical_reason is None
     assert found.scores[0].name == "DACH"
@@ -84,14 +85,14 @@ async def test_a_paraphrased_task_finds_its_entity(clock: Clock) -> None:
 
 async def test_a_japanese_task_finds_its_japanese_entity(clock: Clock) -> None:
     store = e5_store(clock)
-    await store.upsert_many("u1", [item("campaign", n, c) for n, c in CAMPAIGNS], "s1")
+    await upsert_batch(store, "u1", [item("campaign", n, c) for n, c in CAMPAIGNS], "s1")
     found = await retrieve_for_context(store, "u1", "ブランド名の広告の入札戦略を見直したい", 3)
     assert found.scores[0].name == "ブランド検索"
 
 
 async def test_without_vectors_ranking_is_lexical_and_reindex_backfills(clock: Clock) -> None:
     down = e5_store(clock, failing_run)
-    await down.upsert_many("u1", [item("campaign", n, c) for n, c in CAMPAIGNS], "s1")
+    await upsert_batch(down, "u1", [item("campaign", n, c) for n, c in CAMPAIGNS], "s1")
     index = await down.read_index("u1")
     assert all(e.vec is None for e in index.entries)
     found = await retrieve_for_context(down, "u1", "Retargeting results", 3)
@@ -106,20 +107,20 @@ async def test_without_vectors_ranking_is_lexical_and_reindex_backfills(clock: C
 
 async def test_vectors_of_another_model_are_never_compared(clock: Clock) -> None:
     store = e5_store(clock)
-    await store.upsert_many("u1", [item("campaign", n, c) for n, c in CAMPAIGNS], "s1")
+    await upsert_batch(store, "u1", [item("campaign", n, c) for n, c in CAMPAIGNS], "s1")
     other = Embedder(CATALOG["@cf/baai/bge-m3"], failing_run)
     switched = EntityStore(store.kv, clock=clock, embedder=other)
     found = await retrieve_for_context(switched, "u1", "Germany and Austria", 3)
     assert found.lexical_reason == "other_model"
     assert all(s.semantic is None for s in found.scores)
-    await switched.upsert_many("u1", [item("campaign", "New one", "x")], "s2")
+    await upsert_batch(switched, "u1", [item("campaign", "New one", "x")], "s2")
     index = await switched.read_index("u1")
     assert index.vector_model == "@cf/baai/bge-m3" and all(e.vec is None for e in index.entries)
 
 
 async def test_a_failed_task_embedding_ranks_lexically_and_says_so(clock: Clock) -> None:
     store = e5_store(clock)
-    await store.upsert_many("u1", [item("campaign", n, c) for n, c in CAMPAIGNS], "s1")
+    await upsert_batch(store, "u1", [item("campaign", n, c) for n, c in CAMPAIGNS], "s1")
     down = EntityStore(store.kv, clock=clock, embedder=build_embedder(LOCAL_E5, failing_run))
     found = await retrieve_for_context(down, "u1", "Retargeting results", 3)
     assert found.lexical_reason == "model_failed"
@@ -129,7 +130,7 @@ async def test_a_failed_task_embedding_ranks_lexically_and_says_so(clock: Clock)
 
 async def test_without_an_embedder_ranking_says_it_is_off(clock: Clock) -> None:
     store = e5_store(clock)
-    await store.upsert_many("u1", [item("campaign", n, c) for n, c in CAMPAIGNS], "s1")
+    await upsert_batch(store, "u1", [item("campaign", n, c) for n, c in CAMPAIGNS], "s1")
     plain = EntityStore(store.kv, clock=clock)
     found = await retrieve_for_context(plain, "u1", "Retargeting results", 3)
     assert found.lexical_reason == "off" and found.scores[0].name == "Retargeting"
@@ -141,7 +142,7 @@ async def test_a_malformed_model_reply_degrades_to_no_vectors(clock: Clock, repl
         return reply
 
     store = e5_store(clock, run)
-    await store.upsert_many("u1", [item("campaign", "Alpha", "a")], "s1")
+    await upsert_batch(store, "u1", [item("campaign", "Alpha", "a")], "s1")
     assert (await store.read_index("u1")).entries[0].vec is None
 
 
@@ -184,7 +185,7 @@ async def _extract_one(store: EntityStore, candidate: dict[str, Any], session: s
 
 async def test_a_paraphrased_pain_point_merges_as_an_alias(clock: Clock) -> None:
     store = e5_store(clock)
-    await store.upsert_many("u1", [item("pain_point", n, c) for n, c in PAIN_POINTS], "s1")
+    await upsert_batch(store, "u1", [item("pain_point", n, c) for n, c in PAIN_POINTS], "s1")
     mention = {
         "type": "pain_point",
         "name": "Reports take forever",
@@ -200,7 +201,7 @@ async def test_a_paraphrased_pain_point_merges_as_an_alias(clock: Clock) -> None
 
 async def test_a_new_pain_point_stays_new(clock: Clock) -> None:
     store = e5_store(clock)
-    await store.upsert_many("u1", [item("pain_point", n, c) for n, c in PAIN_POINTS], "s1")
+    await upsert_batch(store, "u1", [item("pain_point", n, c) for n, c in PAIN_POINTS], "s1")
     mention = {
         "type": "pain_point",
         "name": "Agency turnover",
@@ -213,7 +214,7 @@ async def test_a_new_pain_point_stays_new(clock: Clock) -> None:
 
 async def test_deleting_one_entity_keeps_the_others_vectors(clock: Clock) -> None:
     store = e5_store(clock)
-    await store.upsert_many("u1", [item("campaign", n, c) for n, c in CAMPAIGNS], "s1")
+    await upsert_batch(store, "u1", [item("campaign", n, c) for n, c in CAMPAIGNS], "s1")
     first = (await store.read_index("u1")).entries[0]
     assert await store.delete("u1", first.type, first.id)
     index = await store.read_index("u1")
@@ -231,14 +232,14 @@ async def test_a_write_embeds_only_the_texts_that_changed(clock: Clock) -> None:
     store = e5_store(clock, counting_run)
     alpha = item("campaign", "Alpha", "brand search on target CPA")
     bravo = item("campaign", "Bravo", "display prospecting")
-    await store.upsert_many("u1", [alpha, bravo], "s1")
+    await upsert_batch(store, "u1", [alpha, bravo], "s1")
     assert len(embedded) == 2
     before = {e.id: e.vec for e in (await store.read_index("u1")).entries}
     embedded.clear()
     clock.advance(1000)
     louder = alpha.model_copy(update={"importance": 0.9})  # not in the embedded text
     changed = item("campaign", "Bravo", "display prospecting paused")
-    await store.upsert_many("u1", [louder, changed], "s2")
+    await upsert_batch(store, "u1", [louder, changed], "s2")
     assert len(embedded) == 1 and "paused" in embedded[0]
     after = {e.id: e.vec for e in (await store.read_index("u1")).entries}
     assert set(after) == set(before) and all(after.values())

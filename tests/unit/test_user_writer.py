@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from entity_memory.http.app import create_app
+from entity_memory.service.batch_upsert import upsert_batch
 from entity_memory.service.bindings import Bindings
 from entity_memory.service.user_writer import MIN_INDEX_WRITE_INTERVAL_MS
 from entity_memory.storage.kv import CountingKV, InMemoryKV
@@ -210,7 +211,7 @@ def _writer_store(clock: Clock, kv: InMemoryKV) -> tuple[Any, Any, CountingTable
     store = EntityStore(held, clock=clock, held=held, replica=kv)
 
     async def write(name: str) -> None:
-        await writer.run(lambda: store.upsert_many("wes", [campaign(name)], "s"))
+        await writer.run(lambda: upsert_batch(store, "wes", [campaign(name)], "s"))
 
     return writer, store, table, write
 
@@ -250,10 +251,10 @@ async def test_an_index_read_from_kv_is_kept_no_longer_than_kv_reads_are_trusted
 
     kv = InMemoryKV(clock=clock)
     before = EntityStore(kv, clock=clock)  # data written before the writer existed
-    await before.upsert_many("wes", [campaign("Campaign A")], "s0")
+    await upsert_batch(before, "wes", [campaign("Campaign A")], "s0")
     writer, store, _, write = _writer_store(clock, kv)
     await write("Campaign A")  # unchanged: the writer reads KV's index and keeps it
-    await before.upsert_many("wes", [campaign("Campaign B")], "s1")
+    await upsert_batch(before, "wes", [campaign("Campaign B")], "s1")
     clock.now += KV_READ_TRUST_MS + 1
     index = await writer.run(lambda: store.read_index("wes"))
     assert sorted(e.name for e in index.entries) == ["Campaign A", "Campaign B"]

@@ -185,11 +185,8 @@ async def test_an_encoded_dot_dot_id_is_refused_and_never_redirects_to_the_user(
 
 async def test_an_unreachable_writer_answers_503_writer_unavailable(clock: Clock, db: Any) -> None:
     class Broken:
-        def __getattr__(self, name: str) -> Any:
-            async def call(_: str) -> str:
-                raise ConnectionError("Durable Object reset")
-
-            return call
+        async def serve(self, name: str, call_json: str) -> str:
+            raise ConnectionError("Durable Object reset")
 
     worker = Bindings(kv=InMemoryKV(clock=clock), db=db, clock=clock, writers=lambda u: Broken())
     app = create_app(lambda env: replace(worker))

@@ -21,7 +21,7 @@ from entity_memory.service.auth import Principal, TokenStore
 from entity_memory.service.bindings import Bindings
 from entity_memory.service.expiry import ReportExpired
 from entity_memory.service.maintenance import expired_to_writer
-from entity_memory.service.stores import build_store
+from entity_memory.service.stores import build_ledger, build_store
 from entity_memory.service.writes import InProcessWriter, RemoteWriter, WriteContext, Writer
 from entity_memory.storage.d1 import CountingD1
 from entity_memory.storage.guard import guarded
@@ -73,7 +73,7 @@ BindingsDep = Annotated[Bindings, Depends(request_bindings)]
 
 
 async def optional_ledger(b: BindingsDep) -> Ledger | None:
-    return None if b.db is None else Ledger(b.db)
+    return build_ledger(b)
 
 
 async def ledger(b: BindingsDep) -> Ledger:
@@ -148,16 +148,17 @@ async def writer(
     request: Request,
     user_id: UserId,
     b: BindingsDep,
-    store: StoreDep,
-    history: OptionalLedgerDep,
     factory: Annotated[ExtractorFactory, Depends(extractor_factory)],
 ) -> Writer:
     """The user's writer: every route that writes takes this, and only those do (which
     routes write is decided by who depends on this, see tests/unit/test_write_routes.py).
-    Kept on `request.state` so the response can report what the call cost inside it."""
+    Kept on `request.state` so the response can report what the call cost inside it.
+    A store is built here only when the write runs in this request: the user's writer
+    builds its own."""
     chosen: Writer
     if b.writers is None:
-        chosen = InProcessWriter(WriteContext(store, history, b, factory))
+        history = build_ledger(b)
+        chosen = InProcessWriter(WriteContext(build_store(b, history), history, b, factory))
     else:
         principal: Principal | None = getattr(request.state, "principal", None)
         token_id = None if principal is None else principal.token_id

@@ -12,6 +12,7 @@ from typing import Any
 
 from entity_memory.extraction.base import Message
 from entity_memory.extraction.registry import ExtractorFactory, build_extractor
+from entity_memory.service import writes
 from entity_memory.service.bindings import Bindings
 from entity_memory.service.extract_session import (
     PENDING_MAX_RETRY_MS,
@@ -99,7 +100,7 @@ async def _resend_through_writer(bindings: Bindings, row: PendingSession) -> dic
     )
     head: dict[str, Any] = {"userId": row.user_id, "sessionId": row.session_id}
     try:
-        done = await RemoteWriter(bindings.writers(row.user_id)).extract(call)
+        done = await RemoteWriter(bindings.writers(row.user_id)).run(writes.extract, call)
     except WriterRefused as exc:
         return {**head, "status": exc.refusal.status, "error": exc.refusal.code}
     except WriterUnavailable:

@@ -1,13 +1,15 @@
 """Every write of a user's memory, as a typed call: the writer's interface.
 
-A route that writes builds a call (`UpsertCall`, `DeleteCall`, ...) and hands it to the user's
-`Writer`. Which operations write is decided here, by which of these a route calls, not by a
-path pattern. Each call has one service function (`upsert`, `delete_entity`, ...) that does
-the work against a `WriteContext` (the store, the ledger); the writer runs them:
+Each write is declared once, here: its service function, decorated with its call and done
+models (`@operation(UpsertCall, UpsertDone)`); the function's name is the operation's name
+and the decorated function is the `Operation` a route hands to the user's `Writer` with a
+call (`await writer.run(writes.upsert, call)`). Which operations write is decided here, by
+which of these a route runs, not by a path pattern. The writer runs them:
 
-- in production, in the user's Durable Object (`RemoteWriter` -> `service/writer_host.py`):
-  one at a time per user, against the object's own copy, the call and its answer crossing the
-  boundary as the models' JSON, so what arrives is what was validated;
+- in production, in the user's Durable Object (`RemoteWriter` -> the object's one RPC method
+  `serve(name, call_json)` -> `service/writer_host.py`): one at a time per user, against the
+  object's own copy, the call and its answer crossing the boundary as the models' JSON, so
+  what arrives is what was validated;
 - without a writer binding (CPython tests, a deployment without Durable Objects), in the
   request itself (`InProcessWriter`), with nothing serialising writes.
 
@@ -32,6 +34,7 @@ from entity_memory.extraction.registry import ExtractorFactory
 from entity_memory.service import erasure, expiry
 from entity_memory.service import reindex as reindexing
 from entity_memory.service.auth import TokenStore
+from entity_memory.service.batch_upsert import upsert_batch
 from entity_memory.service.bindings import Bindings
 from entity_memory.service.extraction.outcome import ExtractionOutcome
 from entity_memory.service.jobs import Job, JobBook, JobList, JobView, NoSuchJob, chunk_ends, job_id
@@ -158,15 +161,51 @@ class WriteContext:
     backlog: VectorBacklog | None = None
 
 
+C = TypeVar("C", bound=Call)
+D = TypeVar("D", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class Operation(Generic[C, D]):
+    """One write: its name (the service function's), call and done models, and the function."""
+
+    name: str
+    call: type[C]
+    done: type[D]
+    run: Callable[[WriteContext, C], Awaitable[D]]
+    #: Runs alone in the writer (every write). False: it only reads or records the writer's
+    #: jobs (synchronous table calls), so it must not wait behind a running extraction.
+    serialised: bool = True
+
+
+#: Every write, by its name (what the writer's RPC method `serve` is called with).
+OPERATIONS: dict[str, Operation[Any, Any]] = {}
+
+
+def operation(
+    call: type[C], done: type[D], *, serialised: bool = True
+) -> Callable[[Callable[[WriteContext, C], Awaitable[D]]], Operation[C, D]]:
+    """Declare the decorated service function as the write of its name."""
+
+    def declare(run: Callable[[WriteContext, C], Awaitable[D]]) -> Operation[C, D]:
+        op = Operation(run.__name__, call, done, run, serialised)
+        OPERATIONS[op.name] = op
+        return op
+
+    return declare
+
+
 # --- the service functions, one per call ---------------------------------------------------
 
 
+@operation(UpsertCall, UpsertDone)
 async def upsert(ctx: WriteContext, call: UpsertCall) -> UpsertDone:
     backlog, wake = ctx.backlog, ctx.wake
     if backlog is None or wake is None:
-        results = await ctx.store.upsert_many(call.user_id, call.entities, call.session_id)
+        results = await upsert_batch(ctx.store, call.user_id, call.entities, call.session_id)
     else:
-        results = await ctx.store.upsert_many(
+        results = await upsert_batch(
+            ctx.store,
             call.user_id,
             call.entities,
             call.session_id,
@@ -177,11 +216,12 @@ async def upsert(ctx: WriteContext, call: UpsertCall) -> UpsertDone:
         if backlog.waiting():
             await wake()  # the alarm embeds them: service/vector_backlog.py
     return UpsertDone(
-        entities=[r.entity.to_json_dict() for r in results],
+        entities=[r.entity_json() for r in results],
         results=[r.to_json_dict() for r in results],
     )
 
 
+@operation(DeleteCall, DeleteDone)
 async def delete_entity(ctx: WriteContext, call: DeleteCall) -> DeleteDone:
     validate_type(call.entity_type)
     validate_id(call.entity_id, "entity")
@@ -197,6 +237,7 @@ def _pipeline(ctx: WriteContext) -> SessionExtraction:
     return SessionExtraction(ctx.store, ctx.ledger, ctx.bindings, ctx.factory)
 
 
+@operation(ExtractCall, ExtractionOutcome)
 async def extract(ctx: WriteContext, call: ExtractCall) -> ExtractionOutcome:
     if call.job_id is not None and (ctx.jobs is None or ctx.jobs.get(call.job_id) is None):
         raise NoSuchJob(call.job_id)
@@ -205,6 +246,7 @@ async def extract(ctx: WriteContext, call: ExtractCall) -> ExtractionOutcome:
     )
 
 
+@operation(ExtractCall, JobView, serialised=False)
 async def enqueue_extract(ctx: WriteContext, call: ExtractCall) -> JobView:
     """Check the request, record the job and answer at once; the writer's alarm runs it.
     Outside a writer there is no one to run it later, so it runs here and answers done."""
@@ -225,7 +267,7 @@ async def enqueue_extract(ctx: WriteContext, call: ExtractCall) -> JobView:
         session_now=call.session_now,
     )
     if ctx.jobs is None:
-        outcome = await extract(ctx, call)
+        outcome = await extract.run(ctx, call)
         job.state, job.chunks_done, job.result = "done", job.chunks_total, outcome.to_json_dict()
         job.pending = outcome.pending
         return job.view()
@@ -238,6 +280,7 @@ async def enqueue_extract(ctx: WriteContext, call: ExtractCall) -> JobView:
     return job.view()
 
 
+@operation(JobCall, JobView, serialised=False)
 async def job_status(ctx: WriteContext, call: JobCall) -> JobView:
     job = None if ctx.jobs is None else ctx.jobs.get(call.job_id)
     if job is None:
@@ -247,19 +290,23 @@ async def job_status(ctx: WriteContext, call: JobCall) -> JobView:
     return job.view()
 
 
+@operation(JobsCall, JobList, serialised=False)
 async def list_jobs(ctx: WriteContext, call: JobsCall) -> JobList:
     return JobList(jobs=[] if ctx.jobs is None else ctx.jobs.list())
 
 
+@operation(ReindexCall, ReindexDone)
 async def reindex(ctx: WriteContext, call: ReindexCall) -> ReindexDone:
     return ReindexDone(**await reindexing.reindex(ctx.store, call.user_id))
 
 
+@operation(ExpiredCall, ExpiredDone)
 async def drop_expired(ctx: WriteContext, call: ExpiredCall) -> ExpiredDone:
     refs = [(e.type, e.id) for e in call.entities]
     return ExpiredDone(dropped=await expiry.drop_expired(ctx.store, call.user_id, refs))
 
 
+@operation(ForgetCall, ForgetDone)
 async def forget(ctx: WriteContext, call: ForgetCall) -> ForgetDone:
     """Erase the user in KV and D1, API tokens included (last, so a user's own token can
     repeat the call), and the writer's own copy. Repeat while `complete` is false."""
@@ -271,38 +318,6 @@ async def forget(ctx: WriteContext, call: ForgetCall) -> ForgetDone:
     if done.complete and ctx.state is not None:
         done.writer_rows_deleted = await ctx.state.forget(erased_tokens)
     return done
-
-
-C = TypeVar("C", bound=Call)
-D = TypeVar("D", bound=BaseModel)
-
-
-@dataclass(frozen=True)
-class Operation(Generic[C, D]):
-    call: type[C]
-    done: type[D]
-    run: Callable[[WriteContext, C], Awaitable[D]]
-    #: Runs alone in the writer (every write). False: it only reads or records the writer's
-    #: jobs (synchronous table calls), so it must not wait behind a running extraction.
-    serialised: bool = True
-
-
-#: Every write, by the name the writer is called with (the Durable Object's method names).
-OPERATIONS: dict[str, Operation[Any, Any]] = {
-    "upsert": Operation(UpsertCall, UpsertDone, upsert),
-    "delete_entity": Operation(DeleteCall, DeleteDone, delete_entity),
-    "extract": Operation(ExtractCall, ExtractionOutcome, extract),
-    "enqueue_extract": Operation(ExtractCall, JobView, enqueue_extract, serialised=False),
-    "job_status": Operation(JobCall, JobView, job_status, serialised=False),
-    "list_jobs": Operation(JobsCall, JobList, list_jobs, serialised=False),
-    "reindex": Operation(ReindexCall, ReindexDone, reindex),
-    "drop_expired": Operation(ExpiredCall, ExpiredDone, drop_expired),
-    "forget": Operation(ForgetCall, ForgetDone, forget),
-}
-
-
-def operation_of(call: Call) -> str:
-    return next(name for name, op in OPERATIONS.items() if isinstance(call, op.call))
 
 
 # --- what crosses the boundary ---------------------------------------------------------------
@@ -356,95 +371,56 @@ def dump_call(call: Call) -> str:
 
 
 class Writer(Protocol):
-    """The user's writer, as a route sees it: one typed method per write."""
+    """The user's writer, as a route sees it: runs one declared operation on its call."""
 
     costs: WriterCosts | None
 
-    async def upsert(self, call: UpsertCall) -> UpsertDone: ...
-    async def delete_entity(self, call: DeleteCall) -> DeleteDone: ...
-    async def extract(self, call: ExtractCall) -> ExtractionOutcome: ...
-    async def enqueue_extract(self, call: ExtractCall) -> JobView: ...
-    async def job_status(self, call: JobCall) -> JobView: ...
-    async def list_jobs(self, call: JobsCall) -> JobList: ...
-    async def reindex(self, call: ReindexCall) -> ReindexDone: ...
-    async def drop_expired(self, call: ExpiredCall) -> ExpiredDone: ...
-    async def forget(self, call: ForgetCall) -> ForgetDone: ...
+    async def run(self, op: Operation[C, D], call: C) -> D: ...
 
 
-class _TypedWriter:
-    """The typed methods over one `_run(name, call)`."""
+class InProcessWriter:
+    """Runs each call in the request itself (no writer binding)."""
 
     costs: WriterCosts | None = None
-
-    async def _run(self, name: str, call: Call) -> Any:
-        raise NotImplementedError
-
-    async def upsert(self, call: UpsertCall) -> UpsertDone:
-        return await self._run("upsert", call)  # type: ignore[no-any-return]
-
-    async def delete_entity(self, call: DeleteCall) -> DeleteDone:
-        return await self._run("delete_entity", call)  # type: ignore[no-any-return]
-
-    async def extract(self, call: ExtractCall) -> ExtractionOutcome:
-        return await self._run("extract", call)  # type: ignore[no-any-return]
-
-    async def enqueue_extract(self, call: ExtractCall) -> JobView:
-        return await self._run("enqueue_extract", call)  # type: ignore[no-any-return]
-
-    async def job_status(self, call: JobCall) -> JobView:
-        return await self._run("job_status", call)  # type: ignore[no-any-return]
-
-    async def list_jobs(self, call: JobsCall) -> JobList:
-        return await self._run("list_jobs", call)  # type: ignore[no-any-return]
-
-    async def reindex(self, call: ReindexCall) -> ReindexDone:
-        return await self._run("reindex", call)  # type: ignore[no-any-return]
-
-    async def drop_expired(self, call: ExpiredCall) -> ExpiredDone:
-        return await self._run("drop_expired", call)  # type: ignore[no-any-return]
-
-    async def forget(self, call: ForgetCall) -> ForgetDone:
-        return await self._run("forget", call)  # type: ignore[no-any-return]
-
-
-class InProcessWriter(_TypedWriter):
-    """Runs each call in the request itself (no writer binding)."""
 
     def __init__(self, ctx: WriteContext) -> None:
         self.ctx = ctx
 
-    async def _run(self, name: str, call: Call) -> Any:
-        return await OPERATIONS[name].run(self.ctx, call)
+    async def run(self, op: Operation[C, D], call: C) -> D:
+        return await op.run(self.ctx, call)
 
 
 class WriterStub(Protocol):
-    """A Durable Object stub as Python sees it: `await stub.<operation>(call_json)` returns
+    """A Durable Object stub as Python sees it: `await stub.serve(name, call_json)` returns
     the reply's JSON (a Python Workers RPC call; strings cross unchanged)."""
 
-    def __getattr__(self, name: str) -> Callable[[str], Awaitable[str]]: ...
+    async def serve(self, name: str, call_json: str) -> str: ...
 
 
 #: The user's writer's stub, by user id (`env.USER_WRITER.getByName(user_id)`).
 WriterStubs = Callable[[str], Any]
 
 
-class RemoteWriter(_TypedWriter):
-    """Calls the user's Durable Object through its RPC methods."""
+class RemoteWriter:
+    """Calls the user's Durable Object through its one RPC method, `serve`."""
+
+    costs: WriterCosts | None = None
 
     def __init__(self, stub: Any, now: int | None = None, token_id: str | None = None) -> None:
         self.stub, self.now, self.token_id = stub, now, token_id
 
-    async def _run(self, name: str, call: Call) -> Any:
+    async def run(self, op: Operation[C, D], call: C) -> D:
+        name = op.name
         if self.now is not None and call.now is None:
             call = call.model_copy(update={"now": self.now})
         if self.token_id is not None and call.token_id is None:
             call = call.model_copy(update={"token_id": self.token_id})
         try:
-            answer = await getattr(self.stub, name)(dump_call(call))
+            answer = await self.stub.serve(name, dump_call(call))
             reply = Reply.model_validate_json(str(answer))
         except Exception as exc:
             raise WriterUnavailable(f"the user's writer did not answer {name}: {exc}") from exc
         self.costs = reply.costs
         if reply.refusal is not None:
             raise WriterRefused(reply.refusal)
-        return OPERATIONS[name].done.model_validate(reply.result)
+        return op.done.model_validate(reply.result)

@@ -24,6 +24,7 @@ from entity_memory.http.deps import (
 )
 from entity_memory.http.errors import ApiError
 from entity_memory.http.schemas import Deleted, EntityList, UpsertBody, UpsertResponse
+from entity_memory.service import writes
 from entity_memory.service.writes import DeleteCall, UpsertCall
 
 router = APIRouter(prefix="/v1/users/{user_id}/entities", tags=["entities"])
@@ -91,7 +92,7 @@ async def upsert_entities(
     validate_id(body.session_id, "session")
     _check_measured_days(body.entities, pinned_now(request, b) or b.clock())
     call = UpsertCall(user_id=user_id, session_id=body.session_id, entities=body.entities)
-    return (await writer.upsert(call)).model_dump()
+    return (await writer.run(writes.upsert, call)).model_dump()
 
 
 @router.get("", response_model=EntityList, response_model_exclude_unset=True)
@@ -124,6 +125,6 @@ async def get_entity(user_id: UserId, ref: EntityRefDep, store: StoreDep) -> dic
 @router.delete("/{entity_type}/{entity_id}", response_model=Deleted)
 async def delete_entity(user_id: UserId, ref: EntityRefDep, writer: WriterDep) -> dict[str, Any]:
     call = DeleteCall(user_id=user_id, entity_type=ref[0], entity_id=ref[1])
-    if not (await writer.delete_entity(call)).deleted:
+    if not (await writer.run(writes.delete_entity, call)).deleted:
         raise ApiError(404, "not_found", f"no {ref[0]} {ref[1]!r}")
     return {"deleted": {"type": ref[0], "id": ref[1]}}

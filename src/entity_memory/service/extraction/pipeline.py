@@ -108,7 +108,7 @@ class SessionExtraction:
         return ExtractionOutcome(
             processed=not rows.owed,
             extractor=name,
-            entities=[r.entity.to_json_dict() for r in upserted],
+            entities=[r.entity_json() for r in upserted],
             results=[r.to_json_dict() for r in upserted],
             rejected=checked.rejected,
             counts=rows.counts,
