@@ -244,8 +244,8 @@ async def test_a_write_that_fails_leaves_the_kept_index_untouched(clock: Clock) 
 async def test_an_index_read_from_kv_is_kept_no_longer_than_kv_reads_are_trusted(
     clock: Clock,
 ) -> None:
-    from entity_memory.service.user_writer import KV_READ_TRUST_MS
     from entity_memory.storage.store import EntityStore
+    from entity_memory.storage.writer_kv import KV_READ_TRUST_MS
 
     from .factories import campaign
 
