@@ -153,12 +153,11 @@ async def writer(
     """The user's writer: every route that writes takes this, and only those do (which
     routes write is decided by who depends on this, see tests/unit/test_write_routes.py).
     Kept on `request.state` so the response can report what the call cost inside it.
-    A store is built here only when the write runs in this request: the user's writer
-    builds its own."""
+    No store is built here: the write builds one where it runs (the user's writer, or this
+    request without one)."""
     chosen: Writer
     if b.writers is None:
-        history = build_ledger(b)
-        chosen = InProcessWriter(WriteContext(build_store(b, history), history, b, factory))
+        chosen = InProcessWriter(WriteContext(build_ledger(b), b, factory))
     else:
         principal: Principal | None = getattr(request.state, "principal", None)
         token_id = None if principal is None else principal.token_id

@@ -27,7 +27,7 @@ from entity_memory.service import writes
 from entity_memory.service.bindings import Bindings
 from entity_memory.service.extraction.pipeline import ExtractionOutcome
 from entity_memory.service.jobs import Job, JobBook, JobError, JsonDoc, chunk_ends
-from entity_memory.service.stores import build_ledger, build_store
+from entity_memory.service.stores import build_ledger
 from entity_memory.service.user_writer import WriterState
 from entity_memory.service.vector_backlog import (
     BACKLOG_BATCH,
@@ -93,10 +93,8 @@ class WriterHost:
         held = self.state.kv(kv)
         clock = base.clock if call.now is None else _fixed(call.now)
         b = replace(base, kv=held, db=db, clock=clock, held_index=held, replica=kv)
-        ledger = build_ledger(b)
-        store = build_store(b, ledger)
         ctx = WriteContext(
-            store, ledger, b, self.factory, self.state, self.jobs, self.wake, self.backlog
+            build_ledger(b), b, self.factory, self.state, self.jobs, self.wake, self.backlog
         )
         return ctx, kv, db
 

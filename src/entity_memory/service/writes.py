@@ -38,6 +38,7 @@ from entity_memory.service.batch_upsert import upsert_batch
 from entity_memory.service.bindings import Bindings
 from entity_memory.service.extraction.outcome import ExtractionOutcome
 from entity_memory.service.jobs import Job, JobBook, JobList, JobView, NoSuchJob, chunk_ends, job_id
+from entity_memory.service.stores import build_store
 from entity_memory.service.user_writer import WriterState
 from entity_memory.service.vector_backlog import VectorBacklog
 from entity_memory.storage.ledger import Ledger
@@ -144,10 +145,10 @@ class ForgetDone(BaseModel):
 
 @dataclass
 class WriteContext:
-    """What a write works with: the store and ledger over the writer's KV, the request's
-    bindings, the extractor factory, and the writer's own state (None outside a writer)."""
+    """What a write works with: the ledger and (built on first use: the job calls need none)
+    the store over the writer's KV, the request's bindings, the extractor factory, and the
+    writer's own state (None outside a writer)."""
 
-    store: EntityStore
     ledger: Ledger | None
     bindings: Bindings
     factory: ExtractorFactory
@@ -159,6 +160,13 @@ class WriteContext:
     #: The texts the writer embeds after the answer (None outside a writer: a write embeds
     #: inline, as nothing would come back for them).
     backlog: VectorBacklog | None = None
+    built: EntityStore | None = None
+
+    @property
+    def store(self) -> EntityStore:
+        if self.built is None:
+            self.built = build_store(self.bindings, self.ledger)
+        return self.built
 
 
 C = TypeVar("C", bound=Call)
@@ -250,9 +258,12 @@ async def extract(ctx: WriteContext, call: ExtractCall) -> ExtractionOutcome:
 async def enqueue_extract(ctx: WriteContext, call: ExtractCall) -> JobView:
     """Check the request, record the job and answer at once; the writer's alarm runs it.
     Outside a writer there is no one to run it later, so it runs here and answers done."""
-    pipeline = _pipeline(ctx)
-    extractor = pipeline.admit(call.user_id, call.session_id, call.messages, call.extractor)
-    now = ctx.store.clock()
+    from entity_memory.service.extraction.pipeline import admit  # on first use, as `_pipeline`
+
+    extractor = admit(
+        ctx.bindings, ctx.factory, call.user_id, call.session_id, call.messages, call.extractor
+    )
+    now = ctx.bindings.clock()
     job = Job(
         id=job_id(call.session_id, call.messages),
         user_id=call.user_id,

@@ -40,6 +40,25 @@ def degraded_reason(extracted: Extracted, rows: LedgerRows, has_ledger: bool) ->
     )
 
 
+def admit(
+    bindings: Bindings,
+    factory: ExtractorFactory,
+    user_id: str,
+    session_id: str,
+    messages: list[Message],
+    extractor: str | None,
+) -> str:
+    """What `SessionExtraction.run` would refuse before reading anything, refused now (a job
+    is accepted only if it can run); the extractor that will run it."""
+    request = SessionRequest(
+        user_id=user_id, session_id=session_id, messages=messages, requested=extractor
+    )
+    plan_stage.validate_request(request)
+    name = extract_stage.choose_extractor(request.requested, bindings)
+    extract_stage.build_extractor(factory, name, bindings, extractor is not None)
+    return name
+
+
 @dataclass
 class SessionExtraction:
     store: SessionStore
@@ -64,19 +83,6 @@ class SessionExtraction:
             session_now=session_now,
         )
         return await self.run_request(request)
-
-    def admit(
-        self, user_id: str, session_id: str, messages: list[Message], extractor: str | None
-    ) -> str:
-        """What `run` would refuse before reading anything, refused now (a job is accepted
-        only if it can run); the extractor that will run it."""
-        request = SessionRequest(
-            user_id=user_id, session_id=session_id, messages=messages, requested=extractor
-        )
-        plan_stage.validate_request(request)
-        name = extract_stage.choose_extractor(request.requested, self.bindings)
-        extract_stage.build_extractor(self.factory, name, self.bindings, extractor is not None)
-        return name
 
     async def run_request(self, request: SessionRequest) -> ExtractionOutcome:
         plan_stage.validate_request(request)
