@@ -107,7 +107,7 @@ async def _settled(result: Any) -> Any:
 def durable_writers(namespace: Any) -> WriterStubs:
     """The user's writer by user id, over the Durable Object namespace binding: the stub of
     the object named by the user id (RPC: `await stub.serve(name, call_json)`), called by
-    `service.writes.RemoteWriter`."""
+    `service.writers.RemoteWriter`."""
 
     def stub(user_id: str) -> Any:
         return namespace.getByName(user_id)

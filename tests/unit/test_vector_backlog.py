@@ -25,7 +25,8 @@ from entity_memory.service.vector_backlog import (
     VECTORS_FLUSH_WITHIN_MS,
     VectorBacklog,
 )
-from entity_memory.service.writes import ForgetCall, UpsertCall, dump_call
+from entity_memory.service.writers import dump_call
+from entity_memory.service.writes import ForgetCall, UpsertCall
 from entity_memory.settings import Settings
 from entity_memory.storage import index_vectors
 from entity_memory.storage.kv import CountingKV, InMemoryKV

@@ -22,7 +22,8 @@ from entity_memory.service.bindings import Bindings
 from entity_memory.service.expiry import ReportExpired
 from entity_memory.service.maintenance import expired_to_writer
 from entity_memory.service.stores import build_ledger, build_store
-from entity_memory.service.writes import InProcessWriter, RemoteWriter, WriteContext, Writer
+from entity_memory.service.writers import InProcessWriter, RemoteWriter, Writer
+from entity_memory.service.writes import WriteContext
 from entity_memory.storage.d1 import CountingD1
 from entity_memory.storage.guard import guarded
 from entity_memory.storage.kv import CountingKV

@@ -21,10 +21,16 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from entity_memory.domain.keys import InvalidId, InvalidType
 from entity_memory.domain.kind import entity_types
 from entity_memory.domain.limits import MAX_QUEUED_JOB_BYTES, MAX_QUEUED_JOBS
+from entity_memory.service.entity_merge import (
+    InvalidMerge,
+    NoSuchEntity,
+    ReservedSession,
+    VersionConflict,
+)
 from entity_memory.service.extraction.errors import ExtractionRequestError
 from entity_memory.service.jobs import JobQueueFull, NoSuchJob
 from entity_memory.service.user_writer import UserErased
-from entity_memory.service.writes import Refusal, WriterRefused, WriterUnavailable
+from entity_memory.service.writers import Refusal, WriterRefused, WriterUnavailable
 from entity_memory.storage.guard import StorageUnavailable
 from entity_memory.storage.store import CorruptRecord
 
@@ -126,6 +132,17 @@ def _queue_full(exc: Exception) -> Problem:
     return Problem(429, "job_queue_full", str(exc), details, retry)
 
 
+def _conflict(exc: Exception) -> Problem:
+    assert isinstance(exc, VersionConflict)
+    details = {
+        "type": exc.entity_type,
+        "id": exc.entity_id,
+        "expectedVersion": exc.expected,
+        "currentVersion": exc.current,
+    }
+    return Problem(409, "version_conflict", str(exc), details)
+
+
 def _refused(exc: Exception) -> Problem:
     """What the user's writer answered: its own answer, passed on as it is."""
     assert isinstance(exc, WriterRefused)
@@ -165,6 +182,10 @@ ERROR_TABLE: dict[type[Exception], Callable[[Exception], Problem]] = {
     CorruptRecord: _corrupt,
     NoSuchJob: lambda e: Problem(404, "job_not_found", f"no extraction job {e} for this user"),
     JobQueueFull: _queue_full,
+    VersionConflict: _conflict,
+    NoSuchEntity: lambda e: Problem(404, "not_found", str(e)),
+    ReservedSession: lambda e: Problem(400, "reserved_session", str(e)),
+    InvalidMerge: lambda e: Problem(400, "invalid_merge", str(e)),
     UserErased: lambda e: Problem(
         410, "user_erased", "the user was erased after this request's token was checked"
     ),

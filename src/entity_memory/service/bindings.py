@@ -26,7 +26,7 @@ from entity_memory.storage.index_snapshots import IndexSnapshots
 from entity_memory.storage.kv import KVNamespace
 
 #: The user's writer by user id: a Durable Object stub whose one method, `serve`, runs the
-#: writer's operations (`service.writes.RemoteWriter` calls it). The Worker's is
+#: writer's operations (`service.writers.RemoteWriter` calls it). The Worker's is
 #: `env.USER_WRITER.getByName`.
 WriterStubs = Callable[[str], Any]
 

@@ -15,14 +15,8 @@ from entity_memory.service.bindings import Bindings
 from entity_memory.service.expiry import ReportExpired
 from entity_memory.service.reindex import reindex
 from entity_memory.service.stores import build_store
-from entity_memory.service.writes import (
-    EntityRefModel,
-    ExpiredCall,
-    ReindexCall,
-    RemoteWriter,
-    WriterRefused,
-    WriterUnavailable,
-)
+from entity_memory.service.writers import RemoteWriter, WriterRefused, WriterUnavailable
+from entity_memory.service.writes import EntityRefModel, ExpiredCall, ReindexCall
 from entity_memory.storage.ledger import Ledger
 from entity_memory.storage.store import EntityStore
 

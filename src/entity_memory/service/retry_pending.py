@@ -20,7 +20,8 @@ from entity_memory.service.extract_session import (
     SessionExtraction,
 )
 from entity_memory.service.stores import build_store
-from entity_memory.service.writes import ExtractCall, RemoteWriter, WriterRefused, WriterUnavailable
+from entity_memory.service.writers import RemoteWriter, WriterRefused, WriterUnavailable
+from entity_memory.service.writes import ExtractCall
 from entity_memory.storage.ledger import Ledger
 from entity_memory.storage.ledger_rows import PendingSession
 from entity_memory.storage.store import EntityStore

@@ -38,16 +38,8 @@ from entity_memory.service.vector_backlog import (
     apply_vectors,
     to_embed,
 )
-from entity_memory.service.writes import (
-    OPERATIONS,
-    Call,
-    ExtractCall,
-    Operation,
-    Refusal,
-    Reply,
-    WriteContext,
-    WriterCosts,
-)
+from entity_memory.service.writers import Refusal, Reply, WriterCosts
+from entity_memory.service.writes import OPERATIONS, Call, ExtractCall, Operation, WriteContext
 from entity_memory.storage.d1 import CountingD1
 from entity_memory.storage.guard import guarded
 from entity_memory.storage.kv import CountingKV

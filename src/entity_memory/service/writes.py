@@ -6,23 +6,19 @@ and the decorated function is the `Operation` a route hands to the user's `Write
 call (`await writer.run(writes.upsert, call)`). Which operations write is decided here, by
 which of these a route runs, not by a path pattern. The writer runs them:
 
-- in production, in the user's Durable Object (`RemoteWriter` -> the object's one RPC method
-  `serve(name, call_json)` -> `service/writer_host.py`): one at a time per user, against the
-  object's own copy, the call and its answer crossing the boundary as the models' JSON, so
-  what arrives is what was validated;
+- in production, in the user's Durable Object (`service/writers.py`'s `RemoteWriter` -> the
+  object's one RPC method `serve(name, call_json)` -> `service/writer_host.py`): one at a
+  time per user, against the object's own copy, the call and its answer crossing the
+  boundary as the models' JSON, so what arrives is what was validated;
 - without a writer binding (CPython tests, a deployment without Durable Objects), in the
   request itself (`InProcessWriter`), with nothing serialising writes.
-
-A refusal inside the object (a bad id, a storage failure) comes back as a typed `Refusal`
-and is raised here as `WriterRefused`; an object that cannot be reached is
-`WriterUnavailable` (503 `writer_unavailable`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 from pydantic.alias_generators import to_camel
@@ -36,6 +32,12 @@ from entity_memory.service import reindex as reindexing
 from entity_memory.service.auth import TokenStore
 from entity_memory.service.batch_upsert import upsert_batch
 from entity_memory.service.bindings import Bindings
+from entity_memory.service.entity_merge import (
+    ExpectedVersion,
+    check_versions,
+    merge_into,
+    refuse_reserved,
+)
 from entity_memory.service.extraction.outcome import ExtractionOutcome
 from entity_memory.service.jobs import Job, JobBook, JobList, JobView, NoSuchJob, chunk_ends, job_id
 from entity_memory.service.stores import build_store
@@ -64,9 +66,19 @@ class Call(BaseModel):
     token_id: str | None = None
 
 
+class EntityRefModel(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    type: str
+    id: str
+
+
 class UpsertCall(Call):
     session_id: str
     entities: list[EntityInput]
+    #: The versions the write is based on (an edit of what a page showed): refused with
+    #: `VersionConflict` if any entity is no longer at its version, nothing written.
+    expected_versions: list[ExpectedVersion] = Field(default_factory=list)
 
 
 class UpsertDone(BaseModel):
@@ -81,6 +93,24 @@ class DeleteCall(Call):
 
 class DeleteDone(BaseModel):
     deleted: bool
+
+
+class MergeCall(Call):
+    """Merge `other` into `keep` (two entities of `entity_type`, at the versions seen)."""
+
+    entity_type: str
+    keep: ExpectedVersion
+    other: ExpectedVersion
+
+
+class MergeDone(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+
+    entity: JsonDoc
+    merged: EntityRefModel
+    session_id: str
+    #: The other's name and aliases left out: the kept entity holds at most `MAX_ALIASES`.
+    dropped_aliases: list[str]
 
 
 class ExtractCall(Call):
@@ -112,13 +142,6 @@ class ReindexDone(BaseModel):
     dropped: int
     refreshed: int
     embedded: int = 0
-
-
-class EntityRefModel(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    type: str
-    id: str
 
 
 class ExpiredCall(Call):
@@ -208,6 +231,8 @@ def operation(
 
 @operation(UpsertCall, UpsertDone)
 async def upsert(ctx: WriteContext, call: UpsertCall) -> UpsertDone:
+    refuse_reserved(call.session_id)
+    await check_versions(ctx.store, call.user_id, call.expected_versions)
     backlog, wake = ctx.backlog, ctx.wake
     if backlog is None or wake is None:
         results = await upsert_batch(ctx.store, call.user_id, call.entities, call.session_id)
@@ -229,6 +254,18 @@ async def upsert(ctx: WriteContext, call: UpsertCall) -> UpsertDone:
     )
 
 
+@operation(MergeCall, MergeDone)
+async def merge_entities(ctx: WriteContext, call: MergeCall) -> MergeDone:
+    done = await merge_into(ctx.store, call.user_id, call.entity_type, call.keep, call.other)
+    other = EntityRefModel(type=done.other.type, id=done.other.id)
+    return MergeDone(
+        entity=done.entity.to_json_dict(),
+        merged=other,
+        session_id=done.session_id,
+        dropped_aliases=done.dropped_aliases,
+    )
+
+
 @operation(DeleteCall, DeleteDone)
 async def delete_entity(ctx: WriteContext, call: DeleteCall) -> DeleteDone:
     validate_type(call.entity_type)
@@ -247,6 +284,7 @@ def _pipeline(ctx: WriteContext) -> SessionExtraction:
 
 @operation(ExtractCall, ExtractionOutcome)
 async def extract(ctx: WriteContext, call: ExtractCall) -> ExtractionOutcome:
+    refuse_reserved(call.session_id)
     if call.job_id is not None and (ctx.jobs is None or ctx.jobs.get(call.job_id) is None):
         raise NoSuchJob(call.job_id)
     return await _pipeline(ctx).run(
@@ -260,6 +298,7 @@ async def enqueue_extract(ctx: WriteContext, call: ExtractCall) -> JobView:
     Outside a writer there is no one to run it later, so it runs here and answers done."""
     from entity_memory.service.extraction.pipeline import admit  # on first use, as `_pipeline`
 
+    refuse_reserved(call.session_id)
     extractor = admit(
         ctx.bindings, ctx.factory, call.user_id, call.session_id, call.messages, call.extractor
     )
@@ -329,109 +368,3 @@ async def forget(ctx: WriteContext, call: ForgetCall) -> ForgetDone:
     if done.complete and ctx.state is not None:
         done.writer_rows_deleted = await ctx.state.forget(erased_tokens)
     return done
-
-
-# --- what crosses the boundary ---------------------------------------------------------------
-
-
-class Refusal(BaseModel):
-    """An error the writer answered instead of a result (what the API answers with it)."""
-
-    status: int
-    code: str
-    message: str
-    details: JsonValue = None
-    headers: dict[str, str] | None = None
-
-
-class WriterCosts(BaseModel):
-    """What one call cost inside the writer, for the response's cost headers."""
-
-    kv_ops: dict[str, int] = Field(default_factory=dict)
-    d1_calls: int = 0
-    d1_statements: int = 0
-    #: KV writes of the index key this writer has made (coalescing made visible).
-    index_writes: int = 0
-
-
-class Reply(BaseModel):
-    """The writer's answer to one call: `result` (the done model's JSON) or `refusal`."""
-
-    result: JsonValue = None
-    refusal: Refusal | None = None
-    costs: WriterCosts | None = None
-
-
-class WriterRefused(Exception):
-    def __init__(self, refusal: Refusal) -> None:
-        super().__init__(refusal.message)
-        self.refusal = refusal
-
-
-class WriterUnavailable(Exception):
-    """The user's writer could not be reached (or did not answer a reply)."""
-
-
-def dump_call(call: Call) -> str:
-    """A call's JSON: only the fields set, so the entities' explicit fields stay explicit
-    (a merge tells a field sent from one left out)."""
-    return call.model_dump_json(by_alias=True, exclude_unset=True)
-
-
-# --- the writers -----------------------------------------------------------------------------
-
-
-class Writer(Protocol):
-    """The user's writer, as a route sees it: runs one declared operation on its call."""
-
-    costs: WriterCosts | None
-
-    async def run(self, op: Operation[C, D], call: C) -> D: ...
-
-
-class InProcessWriter:
-    """Runs each call in the request itself (no writer binding)."""
-
-    costs: WriterCosts | None = None
-
-    def __init__(self, ctx: WriteContext) -> None:
-        self.ctx = ctx
-
-    async def run(self, op: Operation[C, D], call: C) -> D:
-        return await op.run(self.ctx, call)
-
-
-class WriterStub(Protocol):
-    """A Durable Object stub as Python sees it: `await stub.serve(name, call_json)` returns
-    the reply's JSON (a Python Workers RPC call; strings cross unchanged)."""
-
-    async def serve(self, name: str, call_json: str) -> str: ...
-
-
-#: The user's writer's stub, by user id (`env.USER_WRITER.getByName(user_id)`).
-WriterStubs = Callable[[str], Any]
-
-
-class RemoteWriter:
-    """Calls the user's Durable Object through its one RPC method, `serve`."""
-
-    costs: WriterCosts | None = None
-
-    def __init__(self, stub: Any, now: int | None = None, token_id: str | None = None) -> None:
-        self.stub, self.now, self.token_id = stub, now, token_id
-
-    async def run(self, op: Operation[C, D], call: C) -> D:
-        name = op.name
-        if self.now is not None and call.now is None:
-            call = call.model_copy(update={"now": self.now})
-        if self.token_id is not None and call.token_id is None:
-            call = call.model_copy(update={"token_id": self.token_id})
-        try:
-            answer = await self.stub.serve(name, dump_call(call))
-            reply = Reply.model_validate_json(str(answer))
-        except Exception as exc:
-            raise WriterUnavailable(f"the user's writer did not answer {name}: {exc}") from exc
-        self.costs = reply.costs
-        if reply.refusal is not None:
-            raise WriterRefused(reply.refusal)
-        return op.done.model_validate(reply.result)
