@@ -114,8 +114,7 @@ class WriterHost:
             return Reply(refusal=self.describe(exc), costs=self._costs(kv, db)).model_dump_json()
         costs = counted[0]
         costs.index_writes = self.state.index_writes
-        result = done.model_dump(mode="json", by_alias=True)
-        return Reply(result=result, costs=costs).model_dump_json()
+        return Reply[operation.done](result=done, costs=costs).model_dump_json(by_alias=True)
 
     async def execute(
         self,

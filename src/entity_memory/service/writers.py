@@ -14,7 +14,7 @@ The operations themselves are declared in `service/writes.py`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, Field, JsonValue
 
@@ -47,10 +47,12 @@ class WriterCosts(BaseModel):
     index_writes: int = 0
 
 
-class Reply(BaseModel):
-    """The writer's answer to one call: `result` (the done model's JSON) or `refusal`."""
+class Reply(BaseModel, Generic[D]):
+    """The writer's answer to one call: `result` (the operation's done model) or `refusal`.
+    Typed by the done model on both sides (`Reply[UpsertDone]`), so the result is
+    serialised by the object and validated by the Worker once each."""
 
-    result: JsonValue = None
+    result: D | None = None
     refusal: Refusal | None = None
     costs: WriterCosts | None = None
 
@@ -121,10 +123,12 @@ class RemoteWriter:
             call = call.model_copy(update={"token_id": self.token_id})
         try:
             answer = await self.stub.serve(name, dump_call(call))
-            reply = Reply.model_validate_json(str(answer))
+            reply = Reply[op.done].model_validate_json(str(answer))  # type: ignore[name-defined]
         except Exception as exc:
             raise WriterUnavailable(f"the user's writer did not answer {name}: {exc}") from exc
         self.costs = reply.costs
         if reply.refusal is not None:
             raise WriterRefused(reply.refusal)
-        return op.done.model_validate(reply.result)
+        if reply.result is None:
+            raise WriterUnavailable(f"the user's writer answered {name} with no result")
+        return reply.result
