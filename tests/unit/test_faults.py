@@ -25,6 +25,7 @@ from entity_memory.extraction.base import Message
 from entity_memory.http.app import create_app
 from entity_memory.service.batch_upsert import upsert_batch
 from entity_memory.service.bindings import Bindings
+from entity_memory.service.entity_removal import remove_entity
 from entity_memory.service.erasure import forget_user
 from entity_memory.service.extract_session import SessionExtraction
 from entity_memory.service.reindex import reindex
@@ -248,7 +249,7 @@ async def upsert_twenty(world: World) -> Any:
 
 
 async def delete_one(world: World) -> Any:
-    return await world.store().delete(USER, "campaign", "campaign-3")
+    return await remove_entity(world.store(), USER, "campaign", "campaign-3")
 
 
 async def forget(world: World) -> Any:

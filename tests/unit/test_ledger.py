@@ -8,6 +8,7 @@ from entity_memory.domain.merge import Change
 from entity_memory.domain.models import METRIC_HISTORY_LIMIT, EntityInputBase, parse_entity
 from entity_memory.domain.trends import better_direction, metric_trends, trend_of
 from entity_memory.service.batch_upsert import upsert_batch
+from entity_memory.service.entity_removal import remove_entity
 from entity_memory.service.erasure import forget_user
 from entity_memory.service.maintenance import reindex_recent_users
 from entity_memory.service.reindex import reindex
@@ -241,7 +242,7 @@ async def test_changes_since_returns_only_later_changes(
     since = clock.now
     clock.advance(1)
     await upsert_one(lstore, "u1", campaign(metadata={"budget": 300}), "s2")
-    await lstore.delete("u1", "pain_point", "conversion-tracking-gaps")
+    await remove_entity(lstore, "u1", "pain_point", "conversion-tracking-gaps")
     grouped = await ledger.changes_since("u1", since)
     assert [(g["type"], g["id"]) for g in grouped] == [
         ("campaign", "campaign-alpha"),
@@ -264,7 +265,7 @@ async def test_a_deletion_is_its_own_version_and_changes_show_the_entity_deleted
     clock.advance(1)
     await upsert_one(lstore, "u1", campaign(metadata={"budget": 300}), "s2")
     clock.advance(1)
-    assert await lstore.delete("u1", "campaign", "campaign-alpha")
+    assert await remove_entity(lstore, "u1", "campaign", "campaign-alpha")
     history = await ledger.history("u1", "campaign", "campaign-alpha")
     assert [(h["version"], h["changeKind"]) for h in history] == [
         (3, "deleted"),
@@ -433,9 +434,9 @@ async def test_a_deletion_the_ledger_missed_is_recorded_on_retry(
 ) -> None:
     await upsert_one(lstore, "u1", campaign(), "s1")
     await memkv.delete("entity:u1:campaign:campaign-alpha")  # KV deleted, ledger write lost
-    assert await lstore.delete("u1", "campaign", "campaign-alpha") is True
+    assert await remove_entity(lstore, "u1", "campaign", "campaign-alpha") is True
     assert [r["change_kind"] for r in await rows_of(db)] == ["created", "deleted"]
-    assert await lstore.delete("u1", "campaign", "campaign-alpha") is False
+    assert await remove_entity(lstore, "u1", "campaign", "campaign-alpha") is False
 
 
 async def rows_of(db: CountingD1) -> list[dict[str, Any]]:

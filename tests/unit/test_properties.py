@@ -23,6 +23,7 @@ from entity_memory.domain.kinds import entity_input_adapter
 from entity_memory.domain.models import EntityInputBase
 from entity_memory.domain.text import normalize_name
 from entity_memory.service.batch_upsert import upsert_batch
+from entity_memory.service.entity_removal import remove_entity
 from entity_memory.settings import Settings
 from entity_memory.storage.d1 import SQLiteD1
 from entity_memory.storage.kv import InMemoryKV
@@ -233,7 +234,7 @@ def test_index_equals_live_keys_and_ledger_covers_kv_after_any_sequence(
             if kind == "upsert":
                 await upsert_batch(store, "u1", arg, f"s{n}")
             else:
-                await store.delete("u1", *arg)
+                await remove_entity(store, "u1", *arg)
             index = await index_keys(store, "u1")
             assert len(index) == len(set(index)), "duplicate index entries"
             assert set(index) == await live_keys(memkv, "u1")

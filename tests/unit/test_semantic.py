@@ -15,6 +15,7 @@ from entity_memory.embeddings.catalog import CATALOG, LOCAL_E5
 from entity_memory.embeddings.embedder import Embedder, build_embedder
 from entity_memory.embeddings.vectors import QueryPlanes, pack_signs, rescale, unpack_signs
 from entity_memory.service.batch_upsert import upsert_batch
+from entity_memory.service.entity_removal import remove_entity
 from entity_memory.service.reindex import reindex
 from entity_memory.service.retrieval import retrieve_for_context
 from entity_memory.storage.kv import InMemoryKV
@@ -216,7 +217,7 @@ async def test_deleting_one_entity_keeps_the_others_vectors(clock: Clock) -> Non
     store = e5_store(clock)
     await upsert_batch(store, "u1", [item("campaign", n, c) for n, c in CAMPAIGNS], "s1")
     first = (await store.read_index("u1")).entries[0]
-    assert await store.delete("u1", first.type, first.id)
+    assert await remove_entity(store, "u1", first.type, first.id)
     index = await store.read_index("u1")
     assert index.vector_model == LOCAL_E5 and index.vector_count
     assert all(e.vec for e in index.entries)

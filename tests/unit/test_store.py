@@ -5,6 +5,7 @@ import pytest
 from entity_memory.domain.context import assemble_entity_context
 from entity_memory.domain.keys import InvalidId
 from entity_memory.service.batch_upsert import upsert_batch
+from entity_memory.service.entity_removal import remove_entity
 from entity_memory.service.reindex import reindex
 from entity_memory.service.retrieval import retrieve_for_context
 from entity_memory.settings import Settings
@@ -274,10 +275,10 @@ async def test_get_list_and_delete(store: EntityStore, clock: Clock, memkv: InMe
         "concise-weekly-summaries",
     ]
     assert [e.id for e in await store.list("u1", "preference")] == ["concise-weekly-summaries"]
-    assert await store.delete("u1", "campaign", "campaign-alpha") is True
+    assert await remove_entity(store, "u1", "campaign", "campaign-alpha") is True
     assert await store.get("u1", "campaign", "campaign-alpha") is None
     assert [e.id for e in await store.list("u1")] == ["alpha-cpa", "concise-weekly-summaries"]
-    assert await store.delete("u1", "campaign", "campaign-alpha") is False
+    assert await remove_entity(store, "u1", "campaign", "campaign-alpha") is False
 
 
 async def test_users_never_see_each_other(store: EntityStore) -> None:

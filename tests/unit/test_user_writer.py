@@ -310,12 +310,12 @@ async def test_a_request_that_fails_inside_the_app_leaves_no_half_change_behind(
 
     assert (await put(client, "zed", "s1", campaign("Alpha"))).status_code == 200
 
-    async def half_done(self: EntityStore, user_id: str, *_: Any) -> bool:
-        index = await self.read_index(user_id)
+    async def half_done(self: EntityStore, key: str) -> tuple[bool, Any]:
+        index = await self.read_index(key.split(":")[1])  # entity:<user>:<type>:<id>
         index.entries[0].importance = 0.0  # a change to an entry the writer holds, then a fault
         raise RuntimeError("KV: 503")
 
-    monkeypatch.setattr(EntityStore, "delete", half_done)
+    monkeypatch.setattr(EntityStore, "delete_document", half_done)
     assert (await client.delete("/v1/users/zed/entities/campaign/alpha")).status_code >= 500
     monkeypatch.undo()
     assert (await put(client, "zed", "s2", campaign("Beta"))).status_code == 200

@@ -30,6 +30,7 @@ from entity_memory.domain.kinds import entity_input_adapter
 from entity_memory.domain.models import MAX_ALIASES, BaseEntity, EntityInputBase
 from entity_memory.domain.text import normalize_name
 from entity_memory.service.batch_upsert import UpsertStore, upsert_batch
+from entity_memory.service.entity_removal import remove_entity
 from entity_memory.storage.store import EntityStore
 
 #: The session id prefix of a merge's write: `inspector-merge.<the merged entity's id>`.
@@ -144,7 +145,7 @@ async def merge_into(
     item, dropped = merged_input(kept, gone)
     session_id = merge_session_id(gone.id)
     [result] = await upsert_batch(store, user_id, [item], session_id)
-    await store.delete(user_id, entity_type, gone.id)
+    await remove_entity(store, user_id, entity_type, gone.id)
     return Merged(result.entity, gone, session_id, dropped)
 
 

@@ -38,6 +38,7 @@ from entity_memory.service.entity_merge import (
     merge_into,
     refuse_reserved,
 )
+from entity_memory.service.entity_removal import remove_entity
 from entity_memory.service.extraction.outcome import ExtractionOutcome
 from entity_memory.service.jobs import Job, JobBook, JobList, JobView, NoSuchJob, chunk_ends, job_id
 from entity_memory.service.stores import build_store
@@ -271,7 +272,7 @@ async def delete_entity(ctx: WriteContext, call: DeleteCall) -> DeleteDone:
     validate_type(call.entity_type)
     validate_id(call.entity_id, "entity")
     return DeleteDone(
-        deleted=await ctx.store.delete(call.user_id, call.entity_type, call.entity_id)
+        deleted=await remove_entity(ctx.store, call.user_id, call.entity_type, call.entity_id)
     )
 
 

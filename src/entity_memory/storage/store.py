@@ -212,43 +212,14 @@ class EntityStore:
         the model failed (they rank lexically until a reindex backfills them)."""
         return await index_vectors.vectors_for(self.embedder, index, entities)
 
-    async def delete(self, user_id: str, entity_type: str, entity_id: str) -> bool:
-        """Delete the entity and its index entry; False if neither existed."""
-        key = entity_key(user_id, entity_type, entity_id)
+    async def delete_document(self, key: str) -> tuple[bool, BaseEntity | None]:
+        """Delete an entity's document: (whether there was one, what it held: None if it
+        no longer validates)."""
         data = await self.kv.get_json(key)
-        existed = data is not None
-        if existed:
-            await self.kv.delete(key)
-            if self.ledger is not None:
-                entity = self._parse_or_skip(key, data)
-                version = entity.version if entity is not None else 0
-                await self.ledger.write(
-                    [
-                        self.ledger.removal_statement(
-                            user_id, entity_type, entity_id, version, "deleted", self.clock()
-                        )
-                    ]
-                )
-        elif self.ledger is not None:
-            # A retry after a failed ledger write: KV already lost the entity, the ledger not.
-            last = (await self.ledger.latest(user_id, [(entity_type, entity_id)])).get(
-                (entity_type, entity_id)
-            )
-            if last is not None and last[1] not in ("deleted", "expired"):
-                await self.ledger.write(
-                    [
-                        self.ledger.removal_statement(
-                            user_id, entity_type, entity_id, last[0], "deleted", self.clock()
-                        )
-                    ]
-                )
-                existed = True
-        index = await self.read_index(user_id)
-        kept = [e for e in index.entries if not (e.type == entity_type and e.id == entity_id)]
-        if len(kept) != len(index.entries):
-            await self.write_index(user_id, index.model_copy(update={"entries": kept}))
-            return True
-        return existed
+        if data is None:
+            return False, None
+        await self.kv.delete(key)
+        return True, self._parse_or_skip(key, data)
 
     # --- listing -------------------------------------------------------------------------------
 
