@@ -16,7 +16,11 @@ from entity_memory.service.extraction.ledger import (
 )
 from entity_memory.service.extraction.pipeline import ExtractionOutcome, SessionExtraction
 from entity_memory.service.extraction.plan import merge_ranges, messages_hash
-from entity_memory.service.extraction.resolve import REPEAT_PENALTY, novelty, with_provenance
+from entity_memory.service.extraction.resolve_candidates import (
+    REPEAT_PENALTY,
+    novelty,
+    with_provenance,
+)
 
 __all__ = [
     "MAX_PENDING_MESSAGES_BYTES",

@@ -22,7 +22,7 @@ from entity_memory.service.extraction.ledger import ledger_rows
 from entity_memory.service.extraction.models import Extracted, LedgerRows, SessionRequest
 from entity_memory.service.extraction.outcome import ExtractionOutcome
 from entity_memory.service.extraction.ports import SessionLedger, SessionStore
-from entity_memory.service.extraction.resolve import resolve
+from entity_memory.service.extraction.resolve_candidates import resolve
 from entity_memory.service.extraction.upsert import upsert
 
 
