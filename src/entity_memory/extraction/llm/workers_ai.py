@@ -32,13 +32,13 @@ from entity_memory.extraction.llm.ask import (
     Ask,
     Reply,
 )
-from entity_memory.extraction.llm.catalog import REASONING_MAX_TOKENS, workers_ai_spec
 from entity_memory.extraction.llm.chat import (
     ChatExtractor,
     PromptTooLong,
     RetryableError,
     Sleep,
 )
+from entity_memory.extraction.llm.chat_models import REASONING_MAX_TOKENS, workers_ai_spec
 from entity_memory.extraction.llm.parsing import usage_from
 from entity_memory.extraction.llm.typed import Design
 from entity_memory.settings import (
