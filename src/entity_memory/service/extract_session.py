@@ -9,17 +9,17 @@ from __future__ import annotations
 
 from entity_memory.extraction.base import Message
 from entity_memory.service.extraction.errors import ExtractionRequestError
-from entity_memory.service.extraction.ledger import (
-    MAX_PENDING_MESSAGES_BYTES,
-    PENDING_FIRST_RETRY_MS,
-    PENDING_MAX_RETRY_MS,
-)
 from entity_memory.service.extraction.pipeline import ExtractionOutcome, SessionExtraction
 from entity_memory.service.extraction.plan import merge_ranges, messages_hash
 from entity_memory.service.extraction.resolve_candidates import (
     REPEAT_PENALTY,
     novelty,
     with_provenance,
+)
+from entity_memory.service.extraction.session_cursor import (
+    MAX_PENDING_MESSAGES_BYTES,
+    PENDING_FIRST_RETRY_MS,
+    PENDING_MAX_RETRY_MS,
 )
 
 __all__ = [
