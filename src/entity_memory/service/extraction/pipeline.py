@@ -18,11 +18,11 @@ from entity_memory.service.bindings import Bindings
 from entity_memory.service.extraction import check as check_stage
 from entity_memory.service.extraction import extract as extract_stage
 from entity_memory.service.extraction import plan as plan_stage
-from entity_memory.service.extraction.models import Extracted, LedgerRows, SessionRequest
 from entity_memory.service.extraction.outcome import ExtractionOutcome
 from entity_memory.service.extraction.ports import SessionLedger, SessionStore
 from entity_memory.service.extraction.resolve_candidates import resolve
 from entity_memory.service.extraction.session_cursor import ledger_rows
+from entity_memory.service.extraction.stage_data import Extracted, LedgerRows, SessionRequest
 from entity_memory.service.extraction.upsert import upsert
 
 

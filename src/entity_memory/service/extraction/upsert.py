@@ -7,9 +7,9 @@ from collections.abc import Sequence
 
 from entity_memory.domain.models import EntityIndex, EntityInputBase
 from entity_memory.service.batch_upsert import UpsertResult, upsert_batch
-from entity_memory.service.extraction.models import LedgerRows
 from entity_memory.service.extraction.ports import SessionLedger, SessionStore
 from entity_memory.service.extraction.resolve_candidates import novelty
+from entity_memory.service.extraction.stage_data import LedgerRows
 
 
 async def upsert(
