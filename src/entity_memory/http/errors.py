@@ -27,7 +27,7 @@ from entity_memory.service.entity_merge import (
     ReservedSession,
     VersionConflict,
 )
-from entity_memory.service.extraction.errors import ExtractionRequestError
+from entity_memory.service.extraction.request_errors import ExtractionRequestError
 from entity_memory.service.jobs import JobQueueFull, NoSuchJob
 from entity_memory.service.user_writer import UserErased
 from entity_memory.service.writers import Refusal, WriterRefused, WriterUnavailable

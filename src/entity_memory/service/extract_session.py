@@ -8,9 +8,9 @@ import, and the plain-transcript reader of the HTTP route.
 from __future__ import annotations
 
 from entity_memory.extraction.base import Message
-from entity_memory.service.extraction.errors import ExtractionRequestError
 from entity_memory.service.extraction.pipeline import ExtractionOutcome, SessionExtraction
 from entity_memory.service.extraction.plan import merge_ranges, messages_hash
+from entity_memory.service.extraction.request_errors import ExtractionRequestError
 from entity_memory.service.extraction.resolve_candidates import (
     REPEAT_PENALTY,
     novelty,
