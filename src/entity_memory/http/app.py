@@ -30,7 +30,7 @@ ROUTERS = (meta, entities, context_request)
 #: Imported and included on first use (lazy_routes.py): start-up pays only for the above.
 LAZY_ROUTERS = tuple(
     f"entity_memory.http.routers.{name}"
-    for name in ("inspector", "admin", "extraction", "history", "sessions", "maintenance")
+    for name in ("inspector", "admin", "extraction", "history", "sessions", "repairs")
 )
 
 
