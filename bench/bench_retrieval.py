@@ -64,7 +64,7 @@ from entity_memory.extraction.registry import build_extractor
 from entity_memory.service.batch_upsert import upsert_batch
 from entity_memory.service.bindings import Bindings
 from entity_memory.service.context_block import context_block
-from entity_memory.service.extract_session import SessionExtraction
+from entity_memory.service.extraction.pipeline import SessionExtraction
 from entity_memory.service.retrieval import retrieve_for_context, semantic_similarity
 from entity_memory.storage.d1 import SQLiteD1
 from entity_memory.storage.kv import InMemoryKV

@@ -27,7 +27,7 @@ from entity_memory.service.batch_upsert import upsert_batch
 from entity_memory.service.bindings import Bindings
 from entity_memory.service.entity_removal import remove_entity
 from entity_memory.service.erasure import forget_user
-from entity_memory.service.extract_session import SessionExtraction
+from entity_memory.service.extraction.pipeline import SessionExtraction
 from entity_memory.service.reindex import reindex
 from entity_memory.settings import Settings
 from entity_memory.storage.d1 import SQLiteD1, Statement

@@ -176,7 +176,7 @@ class OneCandidate:
 async def _extract_one(store: EntityStore, candidate: dict[str, Any], session: str) -> Any:
     from entity_memory.extraction.base import Message
     from entity_memory.service.bindings import Bindings
-    from entity_memory.service.extract_session import SessionExtraction
+    from entity_memory.service.extraction.pipeline import SessionExtraction
 
     bindings = Bindings(kv=store.kv, clock=store.clock)
     run = SessionExtraction(store, None, bindings, lambda name, b: OneCandidate(candidate))

@@ -14,11 +14,9 @@ from entity_memory.extraction.base import Message
 from entity_memory.extraction.registry import ExtractorFactory, build_extractor
 from entity_memory.service import writes
 from entity_memory.service.bindings import Bindings
-from entity_memory.service.extract_session import (
-    PENDING_MAX_RETRY_MS,
-    ExtractionRequestError,
-    SessionExtraction,
-)
+from entity_memory.service.extraction.pipeline import SessionExtraction
+from entity_memory.service.extraction.request_errors import ExtractionRequestError
+from entity_memory.service.extraction.session_cursor import PENDING_MAX_RETRY_MS
 from entity_memory.service.stores import build_store
 from entity_memory.service.writers import RemoteWriter, WriterRefused, WriterUnavailable
 from entity_memory.service.writes import ExtractCall

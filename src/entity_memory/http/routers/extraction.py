@@ -17,8 +17,8 @@ from entity_memory.http.body import openapi_body, parse, read_json
 from entity_memory.http.deps import UserId, WriterDep
 from entity_memory.http.errors import ApiError, error_response, pydantic_details
 from entity_memory.http.schemas import ExtractBody, ExtractResponse
+from entity_memory.http.transcript import transcript_to_messages
 from entity_memory.service import writes
-from entity_memory.service.extract_session import transcript_to_messages
 from entity_memory.service.jobs import RUNNABLE, JobList, JobView
 from entity_memory.service.writes import ExtractCall, JobCall, JobsCall
 
