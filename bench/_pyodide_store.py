@@ -20,6 +20,7 @@ from adapters.workers import WorkersKV, workers_ai_run
 from bench.bench_store import TASK, entity_input
 from entity_memory.embeddings.catalog import DEFAULT_MODEL
 from entity_memory.embeddings.embedder import build_embedder
+from entity_memory.service.batch_upsert import upsert_batch
 from entity_memory.service.retrieval import retrieve_for_context
 from entity_memory.service.user_writer import WriterState
 from entity_memory.settings import wall_clock_ms
@@ -80,8 +81,8 @@ class Bench:
 
     async def put20(self) -> None:
         items, session = self._batch()
-        await self.worker_store().upsert_many(USER, items, session)
+        await upsert_batch(self.worker_store(), USER, items, session)
 
     async def put20_writer(self) -> None:
         items, session = self._batch()
-        await self.writer.run(lambda: self.in_writer.upsert_many(USER, items, session))
+        await self.writer.run(lambda: upsert_batch(self.in_writer, USER, items, session))

@@ -103,6 +103,7 @@ def requests(base_url: str, n: int, repeats: int, host: Host | None, embeddings:
         pause = MIN_INDEX_WRITE_INTERVAL_MS / 1000
         if host is None or not embeddings:
             print(f"{n:>6} entities | PUT 20     | {spread(timed(put20, repeats, pause))}")
+            print(f"{n:>6} entities | PUT 20 back to back | {spread(timed(put20, repeats))}")
             print(f"{n:>6} entities | context 20 | {spread(timed(context, repeats))}", flush=True)
             return
         with_vectors(n, repeats, pause, put20, context, lambda: vectors_made(host, user, True))
@@ -135,6 +136,8 @@ def with_vectors(
         f"{n:>6} entities | PUT 20 a second after the last (its texts still embedding) |"
         f" {every_second}"
     )
+    # Back to back, each PUT waits for the next of KV's once-a-second index writes.
+    print(f"{n:>6} entities | PUT 20 back to back | {spread(timed(put20, repeats))}")
     vectors_made()
     print(f"{n:>6} entities | context 20 | {spread(timed(context, repeats))}", flush=True)
     # The query's embedding shares the model with the PUT's texts, embedded meanwhile.

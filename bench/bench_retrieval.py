@@ -61,9 +61,10 @@ from entity_memory.embeddings.vectors import (
 )
 from entity_memory.extraction.base import Message
 from entity_memory.extraction.registry import build_extractor
+from entity_memory.service.batch_upsert import upsert_batch
 from entity_memory.service.bindings import Bindings
 from entity_memory.service.context_block import context_block
-from entity_memory.service.extract_session import SessionExtraction
+from entity_memory.service.extraction.pipeline import SessionExtraction
 from entity_memory.service.retrieval import retrieve_for_context, semantic_similarity
 from entity_memory.storage.d1 import SQLiteD1
 from entity_memory.storage.kv import InMemoryKV
@@ -106,7 +107,7 @@ async def _scenario_store(scenario: dict[str, Any], semantic: bool) -> EntitySto
     clock = FixedClock(int(first.timestamp() * 1000))
     embedder = build_embedder(LOCAL_E5, e5_run) if semantic else None
     store = EntityStore(InMemoryKV(clock=clock), clock=clock, embedder=embedder)
-    await store.upsert_many("u", [as_input(r) for r in scenario["expect_final"]], "s")
+    await upsert_batch(store, "u", [as_input(r) for r in scenario["expect_final"]], "s")
     return store
 
 
@@ -319,7 +320,7 @@ async def variant_hits(variants: list[Variant]) -> dict[tuple[Variant, int], lis
             InMemoryKV(clock=clock), clock=clock, embedder=build_embedder(LOCAL_E5, e5_run)
         )
         rows = scenario["expect_final"]
-        await store.upsert_many("u", [as_input(r) for r in rows], "s")
+        await upsert_batch(store, "u", [as_input(r) for r in rows], "s")
         index = await store.read_index("u")
         store.docs = {
             (e.type, e.id): doc

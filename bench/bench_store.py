@@ -30,6 +30,7 @@ from typing import Any
 from bench.spec_way import SpecWayStore
 from entity_memory.domain.kinds import entity_input_adapter
 from entity_memory.domain.models import EntityInputBase
+from entity_memory.service.batch_upsert import upsert_batch
 from entity_memory.service.retrieval import retrieve_for_context
 from entity_memory.storage.kv import CountingKV, InMemoryKV
 from entity_memory.storage.store import EntityStore
@@ -88,8 +89,8 @@ async def timed(fn: Callable[[], Awaitable[Any]], repeats: int = REPEATS) -> flo
 
 async def fill(store: EntityStore, user: str, n: int) -> None:
     for start in range(0, n, 100):
-        await store.upsert_many(
-            user, [entity_input(i) for i in range(start, min(n, start + 100))], "fill"
+        await upsert_batch(
+            store, user, [entity_input(i) for i in range(start, min(n, start + 100))], "fill"
         )
 
 
@@ -102,7 +103,10 @@ async def measure(label: str, store: EntityStore, kv: CountingKV, n: int) -> dic
         items = [entity_input(j) for j in range(10)]
         items = [i.model_copy(update={"content": f"{i.content} v{k}"}) for i in items]
         items += [entity_input(n + 1000 * (k + 1) + j) for j in range(10)]
-        await store.upsert_many("bench", items, f"s{k}")
+        if isinstance(store, SpecWayStore):
+            await store.upsert_many("bench", items, f"s{k}")
+        else:
+            await upsert_batch(store, "bench", items, f"s{k}")
 
     async def retrieve() -> None:
         if isinstance(store, SpecWayStore):

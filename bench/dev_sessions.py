@@ -18,6 +18,7 @@ from typing import Any
 from entity_memory.domain.amounts import CURRENCY_CODES
 from entity_memory.domain.kinds import entity_input_adapter
 from entity_memory.domain.models import EntityInputBase
+from entity_memory.service.batch_upsert import upsert_batch
 from entity_memory.storage.store import EntityStore
 
 #: The dev set's importance labels as scores (SPEC: high = explicit decisions, critical
@@ -85,4 +86,4 @@ async def store_sessions(
         clock.ms = epoch_ms(session["date"])
         items = [session_input(row) for row in session.get("expect_entities", [])]
         if items:
-            await store.upsert_many(user, items, session["session_id"])
+            await upsert_batch(store, user, items, session["session_id"])

@@ -55,6 +55,7 @@ from entity_memory.domain import ranking, selection
 from entity_memory.domain.limits import MAX_BATCH
 from entity_memory.embeddings.catalog import LOCAL_E5
 from entity_memory.embeddings.embedder import build_embedder
+from entity_memory.service.batch_upsert import upsert_batch
 from entity_memory.service.retrieval import retrieve_for_context
 from entity_memory.service.vector_backlog import BACKLOG_BATCH
 from entity_memory.storage.kv import InMemoryKV
@@ -97,7 +98,8 @@ async def _inproc_conversation(conversation: Conversation, semantic: bool, run: 
         # One PUT's entities share a time; the writer embeds them BACKLOG_BATCH at a time,
         # each step moving the vectors' running centre: the same steps here.
         for step in range(batch, min(len(items), batch + MAX_BATCH), BACKLOG_BATCH):
-            await store.upsert_many(
+            await upsert_batch(
+                store,
                 conversation.user,
                 items[step : min(step + BACKLOG_BATCH, batch + MAX_BATCH)],
                 "locomo",

@@ -28,7 +28,7 @@ class SpecWayStore(EntityStore):
             data = await self.kv.get_json(key)
             old = None if data is None else parse_entity(data)
             entity = merge(old, item, user_id, session_id, now).entity
-            await self._put_entity(key, entity)
+            await self._put_entity(key, entity, json.dumps(entity.to_json_dict()))
             index = await self.read_index(user_id)
             entry = index_entry_for(entity)
             index.entries = [

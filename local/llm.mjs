@@ -31,7 +31,7 @@ const RESTART_MAX_DELAY_MS = 30_000;
 const STDERR_LINES_KEPT = 5;
 // How long a failed call waits for the server's exit to be seen, to say it died.
 const EXIT_NOTICE_MS = 2_000;
-// The server's window: a chunk of a session, its context and the reply fit (catalog.py
+// The server's window: a chunk of a session, its context and the reply fit (chat_models.py
 // assumes 8,192 for this model too).
 const CONTEXT_TOKENS = 8192;
 // Workers AI's default output budget for its text models when `max_tokens` is absent.

@@ -33,8 +33,8 @@ class Default(WorkerEntrypoint):
 
 
 class UserWriter(DurableObject):
-    """One user's writer. The Worker calls its methods (Durable Object RPC), one per
-    operation of `service.writes.OPERATIONS`; each takes the call's JSON and answers the
+    """One user's writer. The Worker calls its one RPC method, `serve(name, call_json)`,
+    with an operation of `service.writes.OPERATIONS` and the call's JSON; it answers the
     reply's JSON. It has no `fetch`: the public API is served by the Worker alone."""
 
     def __init__(self, ctx, env):
@@ -59,29 +59,5 @@ class UserWriter(DurableObject):
     async def alarm(self, *_):
         await self.host.alarm()
 
-    async def upsert(self, call):
-        return await self.host.serve("upsert", call)
-
-    async def delete_entity(self, call):
-        return await self.host.serve("delete_entity", call)
-
-    async def extract(self, call):
-        return await self.host.serve("extract", call)
-
-    async def enqueue_extract(self, call):
-        return await self.host.serve("enqueue_extract", call)
-
-    async def job_status(self, call):
-        return await self.host.serve("job_status", call)
-
-    async def list_jobs(self, call):
-        return await self.host.serve("list_jobs", call)
-
-    async def reindex(self, call):
-        return await self.host.serve("reindex", call)
-
-    async def drop_expired(self, call):
-        return await self.host.serve("drop_expired", call)
-
-    async def forget(self, call):
-        return await self.host.serve("forget", call)
+    async def serve(self, operation, call):
+        return await self.host.serve(operation, call)

@@ -2,10 +2,10 @@
 reaching it.
 
 The `DurableObject` class is entry.py's `UserWriter` (the name wrangler.toml binds as
-USER_WRITER), one instance per user id. Its RPC methods are the writer's operations
-(`service.writes.OPERATIONS`), served by `service.writer_host.WriterHost` against the
-writer's own copy in the object's SQLite storage (`service.user_writer`). The Worker calls
-them through `durable_writers`; reads stay in the Worker, on KV.
+USER_WRITER), one instance per user id. Its one RPC method, `serve`, runs the writer's
+operations (`service.writes.OPERATIONS`) by name in `service.writer_host.WriterHost`,
+against the writer's own copy in the object's SQLite storage (`service.user_writer`). The
+Worker calls it through `durable_writers`; reads stay in the Worker, on KV.
 """
 
 from __future__ import annotations
@@ -106,8 +106,8 @@ async def _settled(result: Any) -> Any:
 
 def durable_writers(namespace: Any) -> WriterStubs:
     """The user's writer by user id, over the Durable Object namespace binding: the stub of
-    the object named by the user id. Its methods are the writer's operations (RPC: `await
-    stub.upsert(call_json)`), called by `service.writes.RemoteWriter`."""
+    the object named by the user id (RPC: `await stub.serve(name, call_json)`), called by
+    `service.writers.RemoteWriter`."""
 
     def stub(user_id: str) -> Any:
         return namespace.getByName(user_id)

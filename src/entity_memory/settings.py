@@ -68,7 +68,7 @@ OTHER_KIND_TTL_DAYS = 180
 #: Extractor names a request or `EXTRACTOR` may give (`auto` picks one, see `resolved_extractor`).
 EXTRACTOR_NAMES = ("rules", "workers-ai", "openai")
 DEFAULT_EXTRACTOR = "auto"
-#: Workers AI model when `AI_MODEL` is unset; why this one: extraction/llm/catalog.py.
+#: Workers AI model when `AI_MODEL` is unset; why this one: extraction/llm/chat_models.py.
 DEFAULT_AI_MODEL = "@cf/zai-org/glm-4.7-flash"
 DEFAULT_AI_TIMEOUT_S = 60.0
 DEFAULT_LLM_MODEL = "default"
@@ -143,7 +143,7 @@ class ExtractorSettings(_Frozen):
     extractor: str = DEFAULT_EXTRACTOR
     ai_model: str = DEFAULT_AI_MODEL
     ai_timeout_s: float = DEFAULT_AI_TIMEOUT_S
-    #: None: the model's own default (larger for reasoning models, see catalog.py).
+    #: None: the model's own default (larger for reasoning models, see llm/chat_models.py).
     ai_max_tokens_set: int | None = None
     llm_base_url: str | None = None
     llm_model: str = DEFAULT_LLM_MODEL

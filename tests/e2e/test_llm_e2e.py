@@ -22,7 +22,7 @@ from typing import Any
 import httpx
 import pytest
 
-from entity_memory.extraction.llm.catalog import workers_ai_spec
+from entity_memory.extraction.llm.chat_models import workers_ai_spec
 
 from .hostproc import Host, host_for_tests
 

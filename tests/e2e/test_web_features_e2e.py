@@ -206,6 +206,32 @@ def test_merging_keeps_both_histories_and_joins_the_aliases(
     assert len(ours["versions"]) == 2
 
 
+def test_a_stale_edit_is_refused_and_the_page_offers_to_reload(
+    browser: WebDriver, signed_in: Host
+) -> None:
+    """The page sends the version it showed; an agent's write since then is not undone."""
+    go(browser, signed_in, "#/entity/campaign/summer-search")
+    expect_title(browser, "Summer search")
+    newer = {
+        "type": "campaign",
+        "name": "Summer search",
+        "metadata": {"status": "paused", "budget": 95},
+    }
+    put(signed_in, "s-agent", newer)  # written after the page loaded
+    browser.find_element(By.CSS_SELECTOR, "button[aria-label='Edit Budget']").click()
+    field = wait_for(browser, By.ID, "edit-metadata-budget")
+    field.clear()
+    field.send_keys("120")
+    field.submit()
+    wait_text(browser, "#status", "changed since this page loaded")
+    shot(browser, "05b-stale-edit")
+    with httpx.Client(base_url=signed_in.base_url, timeout=60, headers=ADMIN) as c:
+        stored = c.get(f"/v1/users/{USER}/entities/campaign/summer-search").json()
+    assert stored["metadata"]["budget"] == 95 and stored["metadata"]["status"] == "paused"
+    browser.find_element(By.XPATH, "//div[@id='status']//button[text()='Reload']").click()
+    wait_text(browser, "table.facts", "95")
+
+
 def test_the_context_preview_shows_the_block(browser: WebDriver, signed_in: Host) -> None:
     go(browser, signed_in, "#/context")
     expect_title(browser, "Context preview")

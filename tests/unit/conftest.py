@@ -14,13 +14,14 @@ import pytest
 
 from entity_memory.domain.models import EntityInputBase
 from entity_memory.http.app import create_app
+from entity_memory.service.batch_upsert import UpsertResult, upsert_batch
 from entity_memory.service.bindings import Bindings
 from entity_memory.settings import DEFAULT_TTL_DAYS, Settings
 from entity_memory.storage.d1 import CountingD1, SQLiteD1
 from entity_memory.storage.index_snapshots import IndexSnapshots
 from entity_memory.storage.kv import CountingKV, InMemoryKV
 from entity_memory.storage.ledger import Ledger
-from entity_memory.storage.store import EntityStore, UpsertResult
+from entity_memory.storage.store import EntityStore
 
 from .writer_twin import WriterTwin
 
@@ -84,7 +85,7 @@ async def upsert_one(
     store: EntityStore, user_id: str, item: EntityInputBase, session_id: str
 ) -> UpsertResult:
     """One entity through the batch path, the only write path the store has."""
-    return (await store.upsert_many(user_id, [item], session_id))[0]
+    return (await upsert_batch(store, user_id, [item], session_id))[0]
 
 
 # --- the user's writer over the Worker app (tests/unit/writer_twin.py) -----------------------

@@ -15,7 +15,7 @@ import pytest
 
 from entity_memory.extraction.base import KnownEntity, Message
 from entity_memory.extraction.llm.ask import FREQUENCY_PENALTY, REPEAT_PENALTY
-from entity_memory.extraction.llm.catalog import REASONING_MAX_TOKENS, workers_ai_spec
+from entity_memory.extraction.llm.chat_models import REASONING_MAX_TOKENS, workers_ai_spec
 from entity_memory.extraction.llm.openai_compat import OpenAICompatExtractor
 from entity_memory.extraction.llm.prompt import system_prompt, user_payload
 from entity_memory.extraction.llm.schema import entities_json_schema

@@ -11,12 +11,13 @@ from typing import Any
 
 import pytest
 
+from entity_memory.service.batch_upsert import UpsertResult, upsert_batch
 from entity_memory.service.user_writer import WriterState
 from entity_memory.storage.d1 import CountingD1, SQLiteD1
 from entity_memory.storage.kv import InMemoryKV, KVListPage
 from entity_memory.storage.ledger import Ledger
 from entity_memory.storage.local_table import Row, SQLiteTable
-from entity_memory.storage.store import EntityStore, UpsertResult
+from entity_memory.storage.store import EntityStore
 
 from .conftest import REPO, Clock, Time
 from .factories import campaign, pain_point
@@ -109,7 +110,7 @@ class Storage:
         held = writer.kv(DyingKV(self.kv, steps))  # type: ignore[arg-type]
         ledger = Ledger(DyingD1(self.db, steps))  # type: ignore[arg-type]
         store = EntityStore(held, clock=self.clock, ledger=ledger, held=held, replica=self.kv)
-        return await writer.run(lambda: store.upsert_many(USER, batch, session))
+        return await writer.run(lambda: upsert_batch(store, USER, batch, session))
 
 
 def _batch_a() -> list[Any]:

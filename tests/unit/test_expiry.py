@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from entity_memory.domain.models import IndexEntry
+from entity_memory.service.batch_upsert import upsert_batch
 from entity_memory.service.expiry import drop_expired, expired_entries
 from entity_memory.storage.kv import InMemoryKV
 from entity_memory.storage.ledger import Ledger
@@ -31,7 +32,7 @@ async def test_drop_expired_asks_kv_itself_and_records_each_expiry_once(
 ) -> None:
     copy = InMemoryKV(clock=clock)  # the writer's copy; `memkv` is KV itself (the replica)
     store = EntityStore(copy, clock=clock, ledger=ledger, replica=memkv)
-    await store.upsert_many("u1", [metric(), decision()], "s1")
+    await upsert_batch(store, "u1", [metric(), decision()], "s1")
     refs = [("metric", "alpha-cpa"), ("decision", "switch-alpha-to-tcpa")]
     assert await drop_expired(store, "u1", refs) == 0  # absent from KV, but its TTL runs on
     clock.advance(METRIC_TTL_MS + DAY)  # the metric's TTL ran out (decisions live longer)

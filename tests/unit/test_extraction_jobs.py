@@ -4,13 +4,18 @@ request path in chunks, waited for on request, never run twice, stopped by an er
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from typing import Any
 
 import httpx
 import pytest
 
-from entity_memory.service.jobs import JOB_CHUNK_MESSAGES
+from entity_memory.domain.limits import MAX_QUEUED_JOB_BYTES, MAX_QUEUED_JOBS
+from entity_memory.extraction.base import Message
+from entity_memory.service.jobs import JOB_CHUNK_MESSAGES, Job, JobBook, JobQueueFull
+from entity_memory.service.writes import Operation
 from entity_memory.storage.kv import InMemoryKV
+from entity_memory.storage.local_table import SQLiteTable
 
 from .writer_twin import WriterTwin
 
@@ -87,13 +92,13 @@ async def test_a_resent_session_finds_its_job_and_is_not_run_twice(
     client: httpx.AsyncClient, twin: WriterTwin
 ) -> None:
     host = twin.host("jo")
-    original, runs = host.serve, []
+    original, runs = host.execute, []
 
-    async def counted(name: str, call_json: str, **options: bool) -> str:
-        runs.append(name)
-        return await original(name, call_json, **options)
+    async def counted(op: Operation[Any, Any], call: Any, *args: Any, **options: Any) -> Any:
+        runs.append(op.name)
+        return await original(op, call, *args, **options)
 
-    host.serve = counted  # type: ignore[method-assign]
+    host.execute = counted  # type: ignore[method-assign]
     first = await client.post(extract_url("jo", "s1", "?wait=true"), json=conversation(2))
     again = await client.post(extract_url("jo", "s1"), json=conversation(2))
     assert again.status_code == 200  # already done: its result, at once
@@ -126,18 +131,20 @@ async def test_a_job_a_crash_interrupted_resumes_without_counting_twice(
     client: httpx.AsyncClient, twin: WriterTwin, memkv: InMemoryKV
 ) -> None:
     host = twin.host("jo")
-    original = host.serve
+    original = host.execute
     served = 0
 
-    async def dies_after_the_first_chunk(name: str, call_json: str, **options: bool) -> str:
+    async def dies_after_the_first_chunk(
+        op: Operation[Any, Any], call: Any, *args: Any, **options: Any
+    ) -> Any:
         nonlocal served
-        if name == "extract":
+        if op.name == "extract":
             served += 1
             if served == 2:
                 raise asyncio.CancelledError  # the instance dies mid-job
-        return await original(name, call_json, **options)
+        return await original(op, call, *args, **options)
 
-    host.serve = dies_after_the_first_chunk  # type: ignore[method-assign]
+    host.execute = dies_after_the_first_chunk  # type: ignore[method-assign]
     r = await client.post(extract_url("jo", "s1"), json=conversation(JOB_CHUNK_MESSAGES + 3))
     job_id = r.json()["job"]["id"]
     with pytest.raises(asyncio.CancelledError):
@@ -157,16 +164,18 @@ async def test_erasing_the_user_stops_a_running_job(
     client: httpx.AsyncClient, twin: WriterTwin, memkv: InMemoryKV
 ) -> None:
     host = twin.host("jo")
-    original = host.serve
+    original = host.execute
 
-    async def erase_after_the_first_chunk(name: str, call_json: str, **options: bool) -> str:
-        reply = await original(name, call_json, **options)
-        if name == "extract":
-            host.serve = original  # type: ignore[method-assign]
+    async def erase_after_the_first_chunk(
+        op: Operation[Any, Any], call: Any, *args: Any, **options: Any
+    ) -> Any:
+        done = await original(op, call, *args, **options)
+        if op.name == "extract":
+            host.execute = original  # type: ignore[method-assign]
             assert (await client.delete("/v1/users/jo")).status_code == 200
-        return reply
+        return done
 
-    host.serve = erase_after_the_first_chunk  # type: ignore[method-assign]
+    host.execute = erase_after_the_first_chunk  # type: ignore[method-assign]
     await client.post(extract_url("jo", "s1"), json=conversation(2 * JOB_CHUNK_MESSAGES))
     await settle(twin)
     assert (await memkv.list(prefix="entity:jo:")).keys == []
@@ -186,3 +195,52 @@ async def test_a_jobs_chunks_share_index_writes_and_done_means_kv_has_them_all(
     index = await memkv.get_json("index:jo:entities")
     assert index is not None and len(index["entries"]) == 4 * JOB_CHUNK_MESSAGES
     assert twin.writer("jo").index_writes < 4
+
+
+async def test_a_user_cannot_queue_jobs_past_the_cap(
+    client: httpx.AsyncClient, twin: WriterTwin
+) -> None:
+    """Jobs that wait (their writer's alarm not yet run) are capped per user: the next one
+    is 429 `job_queue_full` with Retry-After, nothing recorded; a re-send of a queued
+    session still finds its job; another user is not affected."""
+    twin.host("jo")._wake = None  # the alarm never comes: every job stays queued
+    for i in range(MAX_QUEUED_JOBS):
+        r = await client.post(extract_url("jo", f"s{i}"), json=conversation(1))
+        assert r.status_code == 202, r.text
+    over = await client.post(extract_url("jo", "one-more"), json=conversation(1))
+    assert over.status_code == 429, over.text
+    error = over.json()["error"]
+    assert error["code"] == "job_queue_full" and over.headers["retry-after"]
+    assert error["details"]["queuedJobs"] == MAX_QUEUED_JOBS
+    assert len((await client.get("/v1/users/jo/jobs")).json()["jobs"]) == MAX_QUEUED_JOBS
+    again = await client.post(extract_url("jo", "s0"), json=conversation(1))
+    assert again.status_code == 202 and again.json()["job"]["resent"] is True
+    other = await client.post(extract_url("ann", "s0"), json=conversation(1))
+    assert other.status_code in (200, 202), other.text
+
+
+def test_the_queued_bytes_are_capped_too() -> None:
+    table = SQLiteTable(sqlite3.connect(":memory:", isolation_level=None))
+    book = JobBook(table)
+    big = [Message(role="user", content="x" * 90_000) for _ in range(10)]
+    queued = 0
+    with pytest.raises(JobQueueFull) as refused:
+        for i in range(MAX_QUEUED_JOBS):
+            book.add(_job(f"j{i}", len(big)), big)
+            queued += 1
+    assert queued * 900_000 <= MAX_QUEUED_JOB_BYTES < (queued + 1) * 910_000
+    assert refused.value.jobs == queued
+    assert book.get(f"j{queued}") is None  # nothing of the refused job is kept
+
+
+def _job(id_: str, messages: int) -> Job:
+    return Job(
+        id=id_,
+        user_id="jo",
+        session_id=id_,
+        state="queued",
+        created_at=0,
+        updated_at=0,
+        messages=messages,
+        chunks_total=1,
+    )

@@ -26,11 +26,9 @@ from entity_memory.extraction.registry import build_extractor
 from entity_memory.extraction.resolve import Resolver, fuzzy_same
 from entity_memory.extraction.validate import validate_candidates
 from entity_memory.http.app import create_app
+from entity_memory.http.transcript import transcript_to_messages
 from entity_memory.service.bindings import Bindings
-from entity_memory.service.extract_session import (
-    SessionExtraction,
-    transcript_to_messages,
-)
+from entity_memory.service.extraction.pipeline import SessionExtraction
 from entity_memory.service.retry_pending import retry_pending_sessions
 from entity_memory.settings import Settings
 from entity_memory.storage.d1 import CountingD1
@@ -520,7 +518,7 @@ def test_extractor_settings_are_parsed_once_with_defaults_and_loud_errors() -> N
 
 
 async def test_a_bad_extractor_var_is_a_clear_error(pipeline_parts) -> None:
-    from entity_memory.service.extract_session import ExtractionRequestError
+    from entity_memory.service.extraction.request_errors import ExtractionRequestError
 
     store, ledger, bindings = pipeline_parts
     bad = Bindings(kv=bindings.kv, clock=bindings.clock, vars={"LLM_MAX_TOKENS": "lots"})

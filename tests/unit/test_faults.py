@@ -23,9 +23,11 @@ import pytest
 from entity_memory.domain.models import BaseEntity, parse_entity
 from entity_memory.extraction.base import Message
 from entity_memory.http.app import create_app
+from entity_memory.service.batch_upsert import upsert_batch
 from entity_memory.service.bindings import Bindings
+from entity_memory.service.entity_removal import remove_entity
 from entity_memory.service.erasure import forget_user
-from entity_memory.service.extract_session import SessionExtraction
+from entity_memory.service.extraction.pipeline import SessionExtraction
 from entity_memory.service.reindex import reindex
 from entity_memory.settings import Settings
 from entity_memory.storage.d1 import SQLiteD1, Statement
@@ -186,8 +188,8 @@ async def seeded() -> World:
     store = world.store()
     seed = [campaign(name=f"Campaign {i}") for i in range(5)]
     seed += [metric(name=f"Metric {i}", value=50.0 + i) for i in range(5)]
-    await store.upsert_many(USER, seed, "s0")
-    await store.upsert_many(USER, [preference()], "s0")
+    await upsert_batch(store, USER, seed, "s0")
+    await upsert_batch(store, USER, [preference()], "s0")
     await SessionExtraction(store, Ledger(world.db), world.bindings()).run(
         USER, "s1", msgs(S1), "rules"
     )
@@ -243,11 +245,11 @@ Operation = Callable[[World], Awaitable[Any]]
 
 
 async def upsert_twenty(world: World) -> Any:
-    return await world.store().upsert_many(USER, batch_of_twenty(), "s2")
+    return await upsert_batch(world.store(), USER, batch_of_twenty(), "s2")
 
 
 async def delete_one(world: World) -> Any:
-    return await world.store().delete(USER, "campaign", "campaign-3")
+    return await remove_entity(world.store(), USER, "campaign", "campaign-3")
 
 
 async def forget(world: World) -> Any:

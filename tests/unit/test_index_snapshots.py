@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from entity_memory.domain.keys import index_key
 from entity_memory.domain.models import RankEntry, RankIndex
+from entity_memory.service.batch_upsert import upsert_batch
 from entity_memory.service.retrieval import retrieve_for_context
 from entity_memory.settings import Settings
 from entity_memory.storage.index_snapshots import IndexSnapshots
@@ -23,7 +24,7 @@ async def test_an_unchanged_index_is_parsed_once_and_still_read_from_kv_each_tim
     kv: CountingKV, clock: Clock
 ) -> None:
     snapshots = IndexSnapshots()
-    await EntityStore(kv, Settings(), clock).upsert_many("u", [campaign()], "s1")
+    await upsert_batch(EntityStore(kv, Settings(), clock), "u", [campaign()], "s1")
     first = await reader(kv, clock, snapshots).read_index_shared("u")
     reads = kv.reads
     again = await reader(kv, clock, snapshots).read_index_shared("u")
@@ -35,7 +36,7 @@ async def test_an_unchanged_index_is_parsed_once_and_still_read_from_kv_each_tim
 async def test_a_reader_parses_only_what_ranking_reads(kv: CountingKV, clock: Clock) -> None:
     """Context requests parse `RankEntry`s (the writer's fields left out), with or without the
     isolate's snapshots; the writer's own read keeps every field."""
-    await EntityStore(kv, Settings(), clock).upsert_many("u", [campaign(), metric()], "s1")
+    await upsert_batch(EntityStore(kv, Settings(), clock), "u", [campaign(), metric()], "s1")
     for store in (reader(kv, clock, IndexSnapshots()), EntityStore(kv, Settings(), clock)):
         index = await store.read_index_shared("u")
         assert type(index) is RankIndex and {type(e) for e in index.entries} == {RankEntry}
@@ -49,10 +50,10 @@ async def test_a_write_between_requests_is_seen_by_the_next_context(
 ) -> None:
     snapshots = IndexSnapshots()
     writer = EntityStore(kv, Settings(), clock)
-    await writer.upsert_many("u", [campaign("Campaign Alpha")], "s1")
+    await upsert_batch(writer, "u", [campaign("Campaign Alpha")], "s1")
     found = await retrieve_for_context(reader(kv, clock, snapshots), "u", "Campaign Alpha CPA")
     assert [e.name for e in found.entities] == ["Campaign Alpha"]
-    await writer.upsert_many("u", [metric("Alpha CPA", 31.0)], "s2")
+    await upsert_batch(writer, "u", [metric("Alpha CPA", 31.0)], "s2")
     found = await retrieve_for_context(reader(kv, clock, snapshots), "u", "Campaign Alpha CPA")
     assert {e.name for e in found.entities} == {"Campaign Alpha", "Alpha CPA"}
 
@@ -61,7 +62,7 @@ async def test_an_index_gone_from_kv_is_not_served_from_the_snapshot(
     kv: CountingKV, clock: Clock
 ) -> None:
     snapshots = IndexSnapshots()
-    await EntityStore(kv, Settings(), clock).upsert_many("u", [campaign()], "s1")
+    await upsert_batch(EntityStore(kv, Settings(), clock), "u", [campaign()], "s1")
     assert (await reader(kv, clock, snapshots).read_index_shared("u")).entries
     await kv.delete(index_key("u"))
     assert (await reader(kv, clock, snapshots).read_index_shared("u")).entries == []
@@ -73,7 +74,7 @@ async def test_snapshots_keep_the_most_recent_users_within_their_byte_bound(
 ) -> None:
     writer = EntityStore(kv, Settings(), clock)
     for user in ("a", "b", "c"):
-        await writer.upsert_many(user, [campaign(f"Campaign {user}")], "s1")
+        await upsert_batch(writer, user, [campaign(f"Campaign {user}")], "s1")
     one = len((await kv.get_text(index_key("a"))) or "")
     snapshots = IndexSnapshots(max_bytes=2 * one + one // 2)  # room for two
     for user in ("a", "b", "a", "c"):
@@ -89,7 +90,7 @@ async def test_an_index_over_the_bound_is_parsed_every_time_and_never_kept(
     kv: CountingKV, clock: Clock
 ) -> None:
     snapshots = IndexSnapshots(max_bytes=10)
-    await EntityStore(kv, Settings(), clock).upsert_many("u", [campaign()], "s1")
+    await upsert_batch(EntityStore(kv, Settings(), clock), "u", [campaign()], "s1")
     for _ in range(2):
         assert (await reader(kv, clock, snapshots).read_index_shared("u")).entries
     assert snapshots.hits == 0 and snapshots.held_bytes() == 0

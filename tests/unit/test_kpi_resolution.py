@@ -8,7 +8,7 @@ from entity_memory.extraction.base import Message
 from entity_memory.extraction.registry import build_extractor
 from entity_memory.extraction.resolve import Resolver, fuzzy_same
 from entity_memory.service.bindings import Bindings
-from entity_memory.service.extract_session import SessionExtraction
+from entity_memory.service.extraction.pipeline import SessionExtraction
 from entity_memory.settings import Settings
 from entity_memory.storage.d1 import CountingD1
 from entity_memory.storage.kv import CountingKV

@@ -7,13 +7,16 @@ import pytest
 from entity_memory.domain.merge import Change
 from entity_memory.domain.models import METRIC_HISTORY_LIMIT, EntityInputBase, parse_entity
 from entity_memory.domain.trends import better_direction, metric_trends, trend_of
+from entity_memory.service.batch_upsert import upsert_batch
+from entity_memory.service.entity_removal import remove_entity
 from entity_memory.service.erasure import forget_user
 from entity_memory.service.maintenance import reindex_recent_users
 from entity_memory.service.reindex import reindex
 from entity_memory.service.retrieval import retrieve_for_context
+from entity_memory.service.version_rows import change_kind
 from entity_memory.storage.d1 import CountingD1, SQLiteD1
 from entity_memory.storage.kv import CountingKV, InMemoryKV
-from entity_memory.storage.ledger import Ledger, change_kind
+from entity_memory.storage.ledger import Ledger
 from entity_memory.storage.store import EntityStore
 
 from .conftest import DAY, METRIC_TTL_MS, REPO, T0, Clock, upsert_one
@@ -60,7 +63,7 @@ async def test_batch_of_twenty_is_one_d1_round_trip(
 ) -> None:
     items = [metric(name=f"Metric {i}", value=float(i)) for i in range(10)]
     items += [campaign(name=f"Campaign {i}") for i in range(10)]
-    await lstore.upsert_many("u1", items, "s1")
+    await upsert_batch(lstore, "u1", items, "s1")
     assert db.calls == 1
     # 20 versions + 10 metric observations + 1 user-activity upsert.
     assert db.statements == 31
@@ -70,11 +73,11 @@ async def test_batch_of_twenty_is_one_d1_round_trip(
 async def test_no_op_re_upsert_writes_nothing_anywhere(
     lstore: EntityStore, db: CountingD1, kv: CountingKV
 ) -> None:
-    await lstore.upsert_many("u1", all_five(), "s1")
+    await upsert_batch(lstore, "u1", all_five(), "s1")
     db.calls = db.statements = 0
     db.by_verb.clear()
     kv.ops.clear()
-    await lstore.upsert_many("u1", all_five(), "s1")
+    await upsert_batch(lstore, "u1", all_five(), "s1")
     # One read checks the ledger already holds these versions; nothing is written.
     assert (db.calls, dict(db.by_verb)) == (1, {"SELECT": 1}) and kv.writes == 0
     assert len(await rows(db, "SELECT * FROM entity_versions")) == 5
@@ -132,7 +135,8 @@ def test_the_better_direction_is_the_kpis_not_the_movements(kpi: str, better: st
 
 async def test_trends_endpoint_data(lstore: EntityStore, ledger: Ledger, clock: Clock) -> None:
     for i, (cpa, roas) in enumerate([(52.0, 3.1), (47.0, 2.8), (41.0, 2.2)]):
-        await lstore.upsert_many(
+        await upsert_batch(
+            lstore,
             "u1",
             [
                 metric(value=cpa),
@@ -233,12 +237,12 @@ async def test_the_ledger_holds_the_series_kv_holds(
 async def test_changes_since_returns_only_later_changes(
     lstore: EntityStore, ledger: Ledger, clock: Clock
 ) -> None:
-    await lstore.upsert_many("u1", all_five(), "s1")
+    await upsert_batch(lstore, "u1", all_five(), "s1")
     clock.advance(DAY)
     since = clock.now
     clock.advance(1)
     await upsert_one(lstore, "u1", campaign(metadata={"budget": 300}), "s2")
-    await lstore.delete("u1", "pain_point", "conversion-tracking-gaps")
+    await remove_entity(lstore, "u1", "pain_point", "conversion-tracking-gaps")
     grouped = await ledger.changes_since("u1", since)
     assert [(g["type"], g["id"]) for g in grouped] == [
         ("campaign", "campaign-alpha"),
@@ -261,7 +265,7 @@ async def test_a_deletion_is_its_own_version_and_changes_show_the_entity_deleted
     clock.advance(1)
     await upsert_one(lstore, "u1", campaign(metadata={"budget": 300}), "s2")
     clock.advance(1)
-    assert await lstore.delete("u1", "campaign", "campaign-alpha")
+    assert await remove_entity(lstore, "u1", "campaign", "campaign-alpha")
     history = await ledger.history("u1", "campaign", "campaign-alpha")
     assert [(h["version"], h["changeKind"]) for h in history] == [
         (3, "deleted"),
@@ -278,8 +282,8 @@ async def test_a_deletion_is_its_own_version_and_changes_show_the_entity_deleted
 async def test_forget_user_erases_kv_and_d1_and_spares_others(
     lstore: EntityStore, memkv: InMemoryKV, db: CountingD1
 ) -> None:
-    await lstore.upsert_many("ann", all_five(), "s1")
-    await lstore.upsert_many("anna", all_five(), "s1")
+    await upsert_batch(lstore, "ann", all_five(), "s1")
+    await upsert_batch(lstore, "anna", all_five(), "s1")
     # An entity the index lost must be found too: erase goes by listing, not by the index.
     await memkv.put("entity:ann:campaign:orphan", json.dumps({"x": 1}))
     result = await forget_user(lstore, "ann")
@@ -294,7 +298,7 @@ async def test_forget_user_erases_kv_and_d1_and_spares_others(
 
 
 async def test_forget_user_in_chunks(lstore: EntityStore, memkv: InMemoryKV) -> None:
-    await lstore.upsert_many("u1", [campaign(name=f"C{i}") for i in range(30)], "s1")
+    await upsert_batch(lstore, "u1", [campaign(name=f"C{i}") for i in range(30)], "s1")
     first = await forget_user(lstore, "u1", max_keys=20)
     assert first == {"kvKeysDeleted": 20, "complete": False}
     second = await forget_user(lstore, "u1", max_keys=20)
@@ -322,8 +326,8 @@ async def test_racing_index_writes_lose_an_entry_that_reindex_restores(clock: Cl
     kv = InterleavingKV(clock=clock)
     store = EntityStore(kv, clock=clock)
     await asyncio.gather(
-        store.upsert_many("u1", [campaign(name="Alpha")], "s1"),
-        store.upsert_many("u1", [campaign(name="Bravo")], "s2"),
+        upsert_batch(store, "u1", [campaign(name="Alpha")], "s1"),
+        upsert_batch(store, "u1", [campaign(name="Bravo")], "s2"),
     )
     assert len((await kv.list(prefix="entity:u1:")).keys) == 2  # both entities are safe
     assert len(await store.list("u1")) == 1  # but the last index write won
@@ -343,7 +347,7 @@ async def test_racing_index_writes_lose_an_entry_that_reindex_restores(clock: Cl
 async def test_reindex_rebuilds_the_entries_an_older_version_wrote(store: EntityStore) -> None:
     """An entry without `days` was written before they existed: reindex rebuilds it (its
     keywords, links and days) from the entity, though its `updatedAt` still matches."""
-    await store.upsert_many("u1", [campaign(name="Alpha"), campaign(name="Bravo")], "s1")
+    await upsert_batch(store, "u1", [campaign(name="Alpha"), campaign(name="Bravo")], "s1")
     index = await store.read_index("u1")
     old = index.entries[0]
     old.days, old.keywords = None, []
@@ -358,7 +362,7 @@ async def test_reindex_rebuilds_the_entries_an_older_version_wrote(store: Entity
 async def test_reindex_drops_entries_whose_entity_is_gone(
     store: EntityStore, memkv: InMemoryKV
 ) -> None:
-    await store.upsert_many("u1", all_five(), "s1")
+    await upsert_batch(store, "u1", all_five(), "s1")
     await memkv.delete("entity:u1:metric:alpha-cpa")
     stats = await reindex(store, "u1")
     assert stats["dropped"] == 1
@@ -368,7 +372,7 @@ async def test_reindex_drops_entries_whose_entity_is_gone(
 async def test_expiry_is_noticed_on_read_and_recorded(
     lstore: EntityStore, ledger: Ledger, clock: Clock
 ) -> None:
-    await lstore.upsert_many("u1", [metric(), decision()], "s1")
+    await upsert_batch(lstore, "u1", [metric(), decision()], "s1")
     clock.advance(METRIC_TTL_MS + DAY)
     found = await retrieve_for_context(lstore, "u1", "Alpha CPA")
     assert [e.type for e in found.entities] == ["decision"]
@@ -380,9 +384,9 @@ async def test_expiry_is_noticed_on_read_and_recorded(
 async def test_scheduled_reindex_visits_recent_writers(
     lstore: EntityStore, ledger: Ledger, memkv: InMemoryKV, clock: Clock
 ) -> None:
-    await lstore.upsert_many("old", [campaign()], "s1")
+    await upsert_batch(lstore, "old", [campaign()], "s1")
     clock.advance(DAY)
-    await lstore.upsert_many("fresh", [campaign(), metric()], "s1")
+    await upsert_batch(lstore, "fresh", [campaign(), metric()], "s1")
     await memkv.put("index:fresh:entities", json.dumps({"entries": []}))  # a lost index write
     result = await reindex_recent_users(lstore, ledger)
     assert result["users"] == 1 and result["restored"] == 2
@@ -390,7 +394,7 @@ async def test_scheduled_reindex_visits_recent_writers(
 
 
 async def test_export_round_trips(lstore: EntityStore, ledger: Ledger) -> None:
-    await lstore.upsert_many("u1", all_five(), "s1")
+    await upsert_batch(lstore, "u1", all_five(), "s1")
     await upsert_one(lstore, "u1", campaign(metadata={"budget": 200}), "s2")
     entities = await lstore.live_entities("u1")
     versions = await ledger.all_versions("u1")
@@ -430,9 +434,9 @@ async def test_a_deletion_the_ledger_missed_is_recorded_on_retry(
 ) -> None:
     await upsert_one(lstore, "u1", campaign(), "s1")
     await memkv.delete("entity:u1:campaign:campaign-alpha")  # KV deleted, ledger write lost
-    assert await lstore.delete("u1", "campaign", "campaign-alpha") is True
+    assert await remove_entity(lstore, "u1", "campaign", "campaign-alpha") is True
     assert [r["change_kind"] for r in await rows_of(db)] == ["created", "deleted"]
-    assert await lstore.delete("u1", "campaign", "campaign-alpha") is False
+    assert await remove_entity(lstore, "u1", "campaign", "campaign-alpha") is False
 
 
 async def rows_of(db: CountingD1) -> list[dict[str, Any]]:
@@ -454,5 +458,5 @@ async def test_d1_batch_is_atomic() -> None:
 
 async def test_store_without_ledger_still_works(clock: Clock) -> None:
     store = EntityStore(CountingKV(InMemoryKV(clock=clock)), clock=clock)
-    [r] = await store.upsert_many("u1", [campaign()], "s1")
+    [r] = await upsert_batch(store, "u1", [campaign()], "s1")
     assert r.status == "created"

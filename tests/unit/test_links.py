@@ -5,6 +5,7 @@ from __future__ import annotations
 from entity_memory.domain.index_entries import index_entry_for
 from entity_memory.domain.links import EntityNames, Links, campaign_key, links_of
 from entity_memory.domain.merge import merge
+from entity_memory.service.batch_upsert import upsert_batch
 from entity_memory.storage.store import EntityStore
 from tests.unit.factories import campaign, decision, item, metric, pain_point
 
@@ -35,7 +36,7 @@ def test_a_campaign_named_in_the_name_is_evidence_and_no_evidence_stays_unlinked
 
 
 async def test_links_are_kept_in_the_index_entries(store: EntityStore) -> None:
-    await store.upsert_many("u1", [campaign(), metric(), decision(), pain_point()], "s1")
+    await upsert_batch(store, "u1", [campaign(), metric(), decision(), pain_point()], "s1")
     by_type = {e.type: e for e in (await store.read_index("u1")).entries}
     for kind in ("metric", "decision", "pain_point"):
         assert by_type[kind].links == ["campaign-alpha"]
@@ -44,17 +45,17 @@ async def test_links_are_kept_in_the_index_entries(store: EntityStore) -> None:
 
 async def test_a_campaign_written_later_links_what_named_it(store: EntityStore) -> None:
     beta = {"kpi": "CTR", "value": 2.0, "campaign": "Campaign Beta"}
-    await store.upsert_many("u1", [metric(name="Beta CTR", metadata=beta)], "s1")
+    await upsert_batch(store, "u1", [metric(name="Beta CTR", metadata=beta)], "s1")
     [before] = (await store.read_index("u1")).entries
     assert before.links is None and before.pending_links == ["beta"]
-    await store.upsert_many("u1", [campaign(name="Campaign Beta")], "s2")
+    await upsert_batch(store, "u1", [campaign(name="Campaign Beta")], "s2")
     after = {e.type: e for e in (await store.read_index("u1")).entries}["metric"]
     assert after.links == ["campaign-beta"] and after.pending_links is None
 
 
 async def test_a_resolved_pain_point_is_marked_in_its_entry(store: EntityStore) -> None:
     done = item(type="pain_point", name="Old gap", metadata={"resolved": True})
-    await store.upsert_many("u1", [done, pain_point()], "s1")
+    await upsert_batch(store, "u1", [done, pain_point()], "s1")
     resolved = {e.name: e.resolved for e in (await store.read_index("u1")).entries}
     assert resolved == {"Old gap": True, "Conversion tracking gaps": None}
 
@@ -66,7 +67,7 @@ def _fix(name: str, *affected: str) -> object:
 async def test_a_decision_naming_a_pain_point_addresses_it(store: EntityStore) -> None:
     fills = item(type="pain_point", name="Fake form fills", aliases=["bot submissions"])
     fix = _fix("Add a captcha", "Campaign Alpha", "bot submissions")
-    await store.upsert_many("u1", [campaign(), fills, fix], "s1")
+    await upsert_batch(store, "u1", [campaign(), fills, fix], "s1")
     entries = {e.type: e for e in (await store.read_index("u1")).entries}
     assert entries["decision"].addresses == ["fake-form-fills"]
     assert entries["decision"].links == ["campaign-alpha"]
@@ -78,11 +79,11 @@ async def test_a_problem_named_by_some_words_is_the_one_pain_point_holding_them_
 ) -> None:
     fills = item(type="pain_point", name="Fake form fills")
     errors = item(type="pain_point", name="Fake form errors")
-    await store.upsert_many("u1", [fills, errors], "s1")
+    await upsert_batch(store, "u1", [fills, errors], "s1")
     words = _fix("Block the bots", "fake fills")  # only "Fake form fills" holds both words
     both = _fix("Review the form", "fake form")  # both pain points hold these
     one_word = _fix("Hide the field", "form")  # a single word names nothing
-    await store.upsert_many("u1", [words, both, one_word], "s2")
+    await upsert_batch(store, "u1", [words, both, one_word], "s2")
     entries = {e.name: e for e in (await store.read_index("u1")).entries}
     assert entries["Block the bots"].addresses == ["fake-form-fills"]
     assert entries["Review the form"].addresses is None
@@ -95,8 +96,8 @@ async def test_a_word_matched_name_still_links_the_campaign_written_later(
     store: EntityStore,
 ) -> None:
     pain = item(type="pain_point", name="Brand search cannibalisation")
-    await store.upsert_many("u1", [pain, _fix("Cap the brand bids", "Brand Search")], "s1")
-    await store.upsert_many("u1", [campaign(name="Brand Search")], "s2")
+    await upsert_batch(store, "u1", [pain, _fix("Cap the brand bids", "Brand Search")], "s1")
+    await upsert_batch(store, "u1", [campaign(name="Brand Search")], "s2")
     entry = {e.type: e for e in (await store.read_index("u1")).entries}["decision"]
     assert entry.links == ["brand-search"]
     assert entry.addresses == ["brand-search-cannibalisation"]
@@ -107,12 +108,12 @@ async def test_a_pain_point_written_later_is_addressed_by_the_decision_that_name
     store: EntityStore,
 ) -> None:
     fixes = [_fix("Exclude app placements", "app clicks"), _fix("Add a captcha", "bot traffic")]
-    await store.upsert_many("u1", fixes, "s1")
+    await upsert_batch(store, "u1", fixes, "s1")
     before = {e.name: e for e in (await store.read_index("u1")).entries}
     assert before["Exclude app placements"].pending_links == ["app clicks"]
     exact = item(type="pain_point", name="App clicks")
     by_words = item(type="pain_point", name="Bot traffic on display")
-    await store.upsert_many("u1", [exact, by_words], "s2")
+    await upsert_batch(store, "u1", [exact, by_words], "s2")
     after = {e.name: e for e in (await store.read_index("u1")).entries}
     assert after["Exclude app placements"].addresses == ["app-clicks"]
     assert after["Exclude app placements"].pending_links is None
@@ -122,7 +123,7 @@ async def test_a_pain_point_written_later_is_addressed_by_the_decision_that_name
 async def test_only_decisions_address_pain_points(store: EntityStore) -> None:
     """A metric's campaign field naming a pain point is no fix, and stays pending."""
     leak = {"kpi": "CTR", "value": 2.0, "campaign": "App clicks"}
-    await store.upsert_many("u1", [item(type="pain_point", name="App clicks")], "s1")
-    await store.upsert_many("u1", [metric(name="Leak CTR", metadata=leak)], "s2")
+    await upsert_batch(store, "u1", [item(type="pain_point", name="App clicks")], "s1")
+    await upsert_batch(store, "u1", [metric(name="Leak CTR", metadata=leak)], "s2")
     entry = {e.type: e for e in (await store.read_index("u1")).entries}["metric"]
     assert entry.addresses is None and entry.links is None

@@ -9,7 +9,7 @@ from typing import Any
 
 from entity_memory.domain.kind import all_kinds
 from entity_memory.extraction.base import Message
-from entity_memory.extraction.llm.catalog import workers_ai_spec
+from entity_memory.extraction.llm.chat_models import workers_ai_spec
 from entity_memory.extraction.llm.typed import (
     dedupe,
     offered_item,

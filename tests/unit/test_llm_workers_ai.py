@@ -8,8 +8,8 @@ import json
 import pytest
 
 from entity_memory.extraction.base import ExtractionResult, Usage
-from entity_memory.extraction.llm.catalog import REASONING_MAX_TOKENS, workers_ai_spec
 from entity_memory.extraction.llm.chat import retry_messages
+from entity_memory.extraction.llm.chat_models import REASONING_MAX_TOKENS, workers_ai_spec
 from entity_memory.extraction.llm.schema import entities_json_schema
 from entity_memory.extraction.llm.workers_ai import DEFAULT_MODEL
 from entity_memory.settings import DEFAULT_LLM_MAX_TOKENS

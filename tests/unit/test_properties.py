@@ -22,6 +22,8 @@ from entity_memory.domain.kind import entity_types, in_sections
 from entity_memory.domain.kinds import entity_input_adapter
 from entity_memory.domain.models import EntityInputBase
 from entity_memory.domain.text import normalize_name
+from entity_memory.service.batch_upsert import upsert_batch
+from entity_memory.service.entity_removal import remove_entity
 from entity_memory.settings import Settings
 from entity_memory.storage.d1 import SQLiteD1
 from entity_memory.storage.kv import InMemoryKV
@@ -150,7 +152,7 @@ def test_upsert_then_get_round_trips_every_type(
     async def run() -> None:
         clock = Clock()
         _, ledger, store = fresh(clock)
-        [res] = await store.upsert_many(user, [item], session)
+        [res] = await upsert_batch(store, user, [item], session)
         assert res.status == "created" and res.entity.version == 1
         got = await store.get(user, item.type, res.entity.id)  # type: ignore[attr-defined]
         assert got == res.entity
@@ -184,12 +186,12 @@ def test_version_is_strictly_monotonic_per_key(
     async def run() -> None:
         clock = Clock()
         _, ledger, store = fresh(clock)
-        [res] = await store.upsert_many("u1", [first], "s0")
+        [res] = await upsert_batch(store, "u1", [first], "s0")
         seen = [res.entity.version]
         for n, (new_session, importance, content, advance) in enumerate(later):
             clock.advance(advance)
             item = first.model_copy(update={"importance": importance, "content": content})
-            [res] = await store.upsert_many("u1", [item], f"s{n + 1}" if new_session else "s0")
+            [res] = await upsert_batch(store, "u1", [item], f"s{n + 1}" if new_session else "s0")
             if res.status == "unchanged":
                 assert res.entity.version == seen[-1]
             else:
@@ -230,9 +232,9 @@ def test_index_equals_live_keys_and_ledger_covers_kv_after_any_sequence(
         for n, (kind, arg) in enumerate(ops):
             clock.advance(1000)
             if kind == "upsert":
-                await store.upsert_many("u1", arg, f"s{n}")
+                await upsert_batch(store, "u1", arg, f"s{n}")
             else:
-                await store.delete("u1", *arg)
+                await remove_entity(store, "u1", *arg)
             index = await index_keys(store, "u1")
             assert len(index) == len(set(index)), "duplicate index entries"
             assert set(index) == await live_keys(memkv, "u1")
@@ -292,7 +294,7 @@ async def test_metadata_of_a_long_emoji_name_fits_kv() -> None:
     item = entity_input_adapter.validate_python(
         {"type": "campaign", "id": "emoji", "name": "\U0001f680" * 200}
     )
-    [res] = await store.upsert_many("u1", [item], "s1")  # raises KVError today
+    [res] = await upsert_batch(store, "u1", [item], "s1")  # raises KVError today
     _, meta = await memkv.get_with_metadata(res.key)
     assert meta is not None and len(json.dumps(meta).encode()) <= 1024
 

@@ -6,6 +6,7 @@ import pytest
 from entity_memory.domain.models import IndexEntry
 from entity_memory.domain.ranking import keywords_for, recency_scores, score_entries, select
 from entity_memory.domain.text import name_terms, tokenize
+from entity_memory.service.batch_upsert import upsert_batch
 from entity_memory.service.retrieval import retrieve_for_context
 from entity_memory.storage.store import EntityStore
 
@@ -144,7 +145,8 @@ def test_reserved_slots_never_exceed_half_the_limit() -> None:
 async def test_store_retrieval_orders_by_relevance_and_explains(
     store: EntityStore, clock: Clock
 ) -> None:
-    await store.upsert_many(
+    await upsert_batch(
+        store,
         "u1",
         [
             campaign(),

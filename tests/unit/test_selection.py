@@ -16,6 +16,7 @@ from entity_memory.domain.selection import (
     choose,
 )
 from entity_memory.embeddings.vectors import rescale
+from entity_memory.service.batch_upsert import upsert_batch
 from entity_memory.service.retrieval import retrieve_for_context
 from entity_memory.storage.store import EntityStore
 from tests.unit.conftest import DAY, Clock
@@ -38,7 +39,7 @@ def regional_campaigns() -> list[object]:
 async def test_an_unrelated_task_does_not_get_every_entity(store: EntityStore) -> None:
     solved = item(type="pain_point", name="Feed errors", metadata={"resolved": True})
     stored = [*regional_campaigns(), preference(), pain_point(), solved]
-    await store.upsert_many("u1", stored, "s1")  # type: ignore[arg-type]
+    await upsert_batch(store, "u1", stored, "s1")  # type: ignore[arg-type]
     found = await retrieve_for_context(store, "u1", "Write a haiku about autumn leaves")
     names = [e.name for e in found.entities]
     assert found.fallback == FALLBACK_REASON and found.relevant == 0
@@ -49,7 +50,7 @@ async def test_an_unrelated_task_does_not_get_every_entity(store: EntityStore) -
 
 
 async def test_limit_is_a_ceiling_not_a_quota(store: EntityStore) -> None:
-    await store.upsert_many("u1", [*regional_campaigns(), preference()], "s1")  # type: ignore[arg-type]
+    await upsert_batch(store, "u1", [*regional_campaigns(), preference()], "s1")  # type: ignore[arg-type]
     found = await retrieve_for_context(store, "u1", "How is Iberia doing?", limit=20)
     assert found.fallback is None and found.relevant >= 1
     assert [e.name for e in found.entities if e.type == "campaign"] == ["Iberia Search"]
@@ -60,7 +61,8 @@ async def test_a_campaign_brings_its_metrics_decisions_and_open_pain_points(
     store: EntityStore,
 ) -> None:
     bare = {"kpi": "CTR", "value": 3.0, "campaign": "Campaign Alpha"}
-    await store.upsert_many(
+    await upsert_batch(
+        store,
         "u1",
         [
             campaign(),
@@ -93,7 +95,7 @@ async def test_the_campaign_the_tasks_entities_belong_to_comes_with_them(
     other = decision(name="Widen match types", content=NOTE, metadata={"action": "widen"})
     other.metadata.affected_entities = ["Northwind Bikes"]  # type: ignore[attr-defined]
     stored = [campaign(name="Northwind Bikes", content="bikes"), *regional_campaigns(), other]
-    await store.upsert_many("u1", [*stored, *gravel], "s1")  # type: ignore[list-item]
+    await upsert_batch(store, "u1", [*stored, *gravel], "s1")  # type: ignore[list-item]
     found = await retrieve_for_context(store, "u1", "How are the gravel and cargo numbers?")
     names = [e.name for e in found.entities]
     assert {"Gravel cost per order", "Cargo CTR", "Northwind Bikes"} <= set(names)
@@ -110,7 +112,7 @@ async def test_one_entity_brings_its_campaign_when_the_task_says_part_of_its_nam
     owner = {"campaign": "Northwind Bikes Search"}
     cargo = metric(name="Cargo cost per order", content="", metadata={"kpi": "CPA", **owner})
     stored = [campaign(name="Northwind Bikes Search", content="bikes"), *regional_campaigns()]
-    await store.upsert_many("u1", [*stored, cargo], "s1")  # type: ignore[list-item]
+    await upsert_batch(store, "u1", [*stored, cargo], "s1")  # type: ignore[list-item]
     task = "Cargo orders on the northwind ads cost too much per order this week, what now?"
     found = await retrieve_for_context(store, "u1", task)
     assert {"Cargo cost per order", "Northwind Bikes Search"} <= {e.name for e in found.entities}
@@ -132,7 +134,7 @@ async def test_owner_campaigns_never_push_out_the_entities_that_brought_them(
         d.metadata.affected_entities = list(both)  # type: ignore[attr-defined]
     loose = metric(name="Pacing share", content="", metadata={"kpi": "pacing share"})
     stored = [campaign(name=n, content="search") for n in both]
-    await store.upsert_many("u1", [*stored, *pacing, loose, preference()], "s1")  # type: ignore[list-item]
+    await upsert_batch(store, "u1", [*stored, *pacing, loose, preference()], "s1")  # type: ignore[list-item]
     task = "How did the rebalance of pacing go?"
     rebalances = {"Rebalance weekend pacing", "Rebalance evening pacing"}
     for limit, owners in ((3, 0), (4, 1), (6, 2)):
@@ -147,7 +149,7 @@ async def test_companions_stay_within_the_limit(store: EntityStore) -> None:
         metric(name=f"Rate {k}", content="", metadata={"kpi": k, "campaign": "Campaign Alpha"})
         for k in kpis
     ]
-    await store.upsert_many("u1", [campaign(), *metrics], "s1")  # type: ignore[list-item]
+    await upsert_batch(store, "u1", [campaign(), *metrics], "s1")  # type: ignore[list-item]
     found = await retrieve_for_context(store, "u1", "Review Campaign Alpha", limit=3)
     assert len(found.entities) == 3
     assert found.entities[0].name == "Campaign Alpha"
@@ -166,14 +168,14 @@ async def test_a_campaigns_decisions_come_newest_first_and_of_one_time_the_tasks
         "Hold spend": f"until June: {NOTE}",  # the task's word, in the content only
     }
     decisions = [decision(name=name, content=content) for name, content in said.items()]
-    await store.upsert_many("u1", [campaign(), *regional_campaigns()], "s1")  # type: ignore[list-item]
+    await upsert_batch(store, "u1", [campaign(), *regional_campaigns()], "s1")  # type: ignore[list-item]
     clock.advance(DAY)
-    await store.upsert_many("u1", decisions, "s2")
+    await upsert_batch(store, "u1", decisions, "s2")
     found = await retrieve_for_context(store, "u1", task)
     linked = [s.name for s in found.scores if s.linked_to == "campaign-alpha"]
     assert "Hold spend" in linked and len(linked) == COMPANIONS["decision"]
     clock.advance(DAY)
-    await store.upsert_many("u1", [decision(name="Raise bids", content=NOTE)], "s3")
+    await upsert_batch(store, "u1", [decision(name="Raise bids", content=NOTE)], "s3")
     found = await retrieve_for_context(store, "u1", task)
     linked = [s.name for s in found.scores if s.linked_to == "campaign-alpha"]
     assert "Raise bids" in linked and len(linked) == COMPANIONS["decision"]  # newest first
@@ -182,7 +184,7 @@ async def test_a_campaigns_decisions_come_newest_first_and_of_one_time_the_tasks
 async def test_an_entity_the_task_names_is_relevant_in_a_tiny_memory(store: EntityStore) -> None:
     """With two entities every word is common, which lowers relevance; a name is a name."""
     bare = campaign(name="Alpha", content="search")
-    await store.upsert_many("u1", [bare, metric(name="Alpha CPA")], "s1")  # type: ignore[list-item]
+    await upsert_batch(store, "u1", [bare, metric(name="Alpha CPA")], "s1")  # type: ignore[list-item]
     found = await retrieve_for_context(store, "u1", "Alpha CPA")
     assert {e.name for e in found.entities} == {"Alpha", "Alpha CPA"}
     assert found.fallback is None
@@ -201,7 +203,7 @@ async def test_at_a_small_limit_preferences_do_not_crowd_out_the_tasks_entities(
         for kpi in ("CPA", "CTR", "ROAS")
     ]
     stored = [*regional_campaigns(), *prefs, *pains, *iberia]
-    await store.upsert_many("u1", stored, "s1")  # type: ignore[arg-type]
+    await upsert_batch(store, "u1", stored, "s1")  # type: ignore[arg-type]
     found = await retrieve_for_context(store, "u1", "Should Iberia get more budget?", limit=6)
     names = [e.name for e in found.entities]
     assert len(names) == 6
@@ -217,7 +219,7 @@ async def test_an_entity_that_only_means_the_task_is_admitted_when_it_stands_out
     standing well above the user's others is about the task without sharing a word with it."""
     hobbies = [decision(name=f"{region} weekend plan", content=NOTE) for region in REGIONS]
     quiet = decision(name="Signed up for pottery", content="a class on Tuesdays")
-    await store.upsert_many("u1", [*hobbies, quiet], "s1")
+    await upsert_batch(store, "u1", [*hobbies, quiet], "s1")
     entries = (await store.read_index("u1")).entries
     task = "What does she do to unwind? Any Nordics weekend plan?"
     position = [e.name for e in entries].index("Signed up for pottery")
@@ -294,14 +296,14 @@ async def test_a_pain_point_the_task_is_about_brings_what_was_done_against_it(
 ) -> None:
     fills = item(type="pain_point", name="Fake form fills", content="bots posting the contact form")
     other = _fix("Add sitelinks", "Slow landing page")  # addresses another pain point
-    await store.upsert_many(
-        "u1", [fills, pain_point(name="Slow landing page"), *regional_campaigns()], "s1"
+    await upsert_batch(
+        store, "u1", [fills, pain_point(name="Slow landing page"), *regional_campaigns()], "s1"
     )  # type: ignore[list-item]
-    await store.upsert_many("u1", [_fix("Hide the phone field", "fake form fills"), other], "s2")
+    await upsert_batch(store, "u1", [_fix("Hide the phone field", "fake form fills"), other], "s2")
     clock.advance(DAY)
-    await store.upsert_many("u1", [_fix("Add a captcha", "fake form fills")], "s3")
+    await upsert_batch(store, "u1", [_fix("Add a captcha", "fake form fills")], "s3")
     clock.advance(DAY)
-    await store.upsert_many("u1", [_fix("Verify emails first", "fake form fills")], "s4")
+    await upsert_batch(store, "u1", [_fix("Verify emails first", "fake form fills")], "s4")
     found = await retrieve_for_context(store, "u1", "How did we handle the fake form fills?")
     linked = {s.name: s.linked_to for s in found.scores}
     # the most recent two, under the pain point; not the older one, nor another's fix
@@ -317,8 +319,8 @@ async def test_an_always_injected_pain_point_brings_no_decisions(store: EntitySt
     """Only a pain point the task is about brings its fixes: an unrelated task still gets the
     open pain point (always injected), not what was done about it."""
     fills = item(type="pain_point", name="Fake form fills")
-    await store.upsert_many("u1", [fills, *regional_campaigns()], "s1")  # type: ignore[list-item]
-    await store.upsert_many("u1", [_fix("Add a captcha", "fake form fills")], "s2")
+    await upsert_batch(store, "u1", [fills, *regional_campaigns()], "s1")  # type: ignore[list-item]
+    await upsert_batch(store, "u1", [_fix("Add a captcha", "fake form fills")], "s2")
     found = await retrieve_for_context(store, "u1", "How is Iberia doing?")
     names = {e.name for e in found.entities}
     assert "Fake form fills" in names and "Add a captcha" not in names
@@ -329,7 +331,7 @@ async def test_a_task_about_a_pain_point_with_fixes_is_no_fallback(store: Entity
     fixes are what the task is about, so no "important recent" entities are added."""
     fills = item(type="pain_point", name="Fake form fills")
     stored = [campaign(), metric(), fills, _fix("Add a captcha", "fake form fills")]
-    await store.upsert_many("u1", stored, "s1")  # type: ignore[arg-type]
+    await upsert_batch(store, "u1", stored, "s1")  # type: ignore[arg-type]
     found = await retrieve_for_context(store, "u1", "How did we handle the fake form fills?")
     assert found.fallback is None and found.relevant >= 1
     linked = {s.name: (s.linked_to, s.linked_type) for s in found.scores}

@@ -14,6 +14,8 @@ from entity_memory.domain.kinds import entity_input_adapter
 from entity_memory.embeddings.catalog import CATALOG, LOCAL_E5
 from entity_memory.embeddings.embedder import Embedder, build_embedder
 from entity_memory.embeddings.vectors import QueryPlanes, pack_signs, rescale, unpack_signs
+from entity_memory.service.batch_upsert import upsert_batch
+from entity_memory.service.entity_removal import remove_entity
 from entity_memory.service.reindex import reindex
 from entity_memory.service.retrieval import retrieve_for_context
 from entity_memory.storage.kv import InMemoryKV
@@ -75,7 +77,7 @@ def test_rescale_needs_a_few_vectors_and_keeps_missing_ones_missing() -> None:
 
 async def test_a_paraphrased_task_finds_its_entity(clock: Clock) -> None:
     store = e5_store(clock)
-    await store.upsert_many("u1", [item("campaign", n, c) for n, c in CAMPAIGNS], "s1")
+    await upsert_batch(store, "u1", [item("campaign", n, c) for n, c in CAMPAIGNS], "s1")
     found = await retrieve_for_context(store, "u1", "how is Germany and Austria doing?", 3)
     assert found.lexical_reason is None
     assert found.scores[0].name == "DACH"
@@ -84,14 +86,14 @@ async def test_a_paraphrased_task_finds_its_entity(clock: Clock) -> None:
 
 async def test_a_japanese_task_finds_its_japanese_entity(clock: Clock) -> None:
     store = e5_store(clock)
-    await store.upsert_many("u1", [item("campaign", n, c) for n, c in CAMPAIGNS], "s1")
+    await upsert_batch(store, "u1", [item("campaign", n, c) for n, c in CAMPAIGNS], "s1")
     found = await retrieve_for_context(store, "u1", "ブランド名の広告の入札戦略を見直したい", 3)
     assert found.scores[0].name == "ブランド検索"
 
 
 async def test_without_vectors_ranking_is_lexical_and_reindex_backfills(clock: Clock) -> None:
     down = e5_store(clock, failing_run)
-    await down.upsert_many("u1", [item("campaign", n, c) for n, c in CAMPAIGNS], "s1")
+    await upsert_batch(down, "u1", [item("campaign", n, c) for n, c in CAMPAIGNS], "s1")
     index = await down.read_index("u1")
     assert all(e.vec is None for e in index.entries)
     found = await retrieve_for_context(down, "u1", "Retargeting results", 3)
@@ -106,20 +108,20 @@ async def test_without_vectors_ranking_is_lexical_and_reindex_backfills(clock: C
 
 async def test_vectors_of_another_model_are_never_compared(clock: Clock) -> None:
     store = e5_store(clock)
-    await store.upsert_many("u1", [item("campaign", n, c) for n, c in CAMPAIGNS], "s1")
+    await upsert_batch(store, "u1", [item("campaign", n, c) for n, c in CAMPAIGNS], "s1")
     other = Embedder(CATALOG["@cf/baai/bge-m3"], failing_run)
     switched = EntityStore(store.kv, clock=clock, embedder=other)
     found = await retrieve_for_context(switched, "u1", "Germany and Austria", 3)
     assert found.lexical_reason == "other_model"
     assert all(s.semantic is None for s in found.scores)
-    await switched.upsert_many("u1", [item("campaign", "New one", "x")], "s2")
+    await upsert_batch(switched, "u1", [item("campaign", "New one", "x")], "s2")
     index = await switched.read_index("u1")
     assert index.vector_model == "@cf/baai/bge-m3" and all(e.vec is None for e in index.entries)
 
 
 async def test_a_failed_task_embedding_ranks_lexically_and_says_so(clock: Clock) -> None:
     store = e5_store(clock)
-    await store.upsert_many("u1", [item("campaign", n, c) for n, c in CAMPAIGNS], "s1")
+    await upsert_batch(store, "u1", [item("campaign", n, c) for n, c in CAMPAIGNS], "s1")
     down = EntityStore(store.kv, clock=clock, embedder=build_embedder(LOCAL_E5, failing_run))
     found = await retrieve_for_context(down, "u1", "Retargeting results", 3)
     assert found.lexical_reason == "model_failed"
@@ -129,7 +131,7 @@ async def test_a_failed_task_embedding_ranks_lexically_and_says_so(clock: Clock)
 
 async def test_without_an_embedder_ranking_says_it_is_off(clock: Clock) -> None:
     store = e5_store(clock)
-    await store.upsert_many("u1", [item("campaign", n, c) for n, c in CAMPAIGNS], "s1")
+    await upsert_batch(store, "u1", [item("campaign", n, c) for n, c in CAMPAIGNS], "s1")
     plain = EntityStore(store.kv, clock=clock)
     found = await retrieve_for_context(plain, "u1", "Retargeting results", 3)
     assert found.lexical_reason == "off" and found.scores[0].name == "Retargeting"
@@ -141,7 +143,7 @@ async def test_a_malformed_model_reply_degrades_to_no_vectors(clock: Clock, repl
         return reply
 
     store = e5_store(clock, run)
-    await store.upsert_many("u1", [item("campaign", "Alpha", "a")], "s1")
+    await upsert_batch(store, "u1", [item("campaign", "Alpha", "a")], "s1")
     assert (await store.read_index("u1")).entries[0].vec is None
 
 
@@ -174,7 +176,7 @@ class OneCandidate:
 async def _extract_one(store: EntityStore, candidate: dict[str, Any], session: str) -> Any:
     from entity_memory.extraction.base import Message
     from entity_memory.service.bindings import Bindings
-    from entity_memory.service.extract_session import SessionExtraction
+    from entity_memory.service.extraction.pipeline import SessionExtraction
 
     bindings = Bindings(kv=store.kv, clock=store.clock)
     run = SessionExtraction(store, None, bindings, lambda name, b: OneCandidate(candidate))
@@ -184,7 +186,7 @@ async def _extract_one(store: EntityStore, candidate: dict[str, Any], session: s
 
 async def test_a_paraphrased_pain_point_merges_as_an_alias(clock: Clock) -> None:
     store = e5_store(clock)
-    await store.upsert_many("u1", [item("pain_point", n, c) for n, c in PAIN_POINTS], "s1")
+    await upsert_batch(store, "u1", [item("pain_point", n, c) for n, c in PAIN_POINTS], "s1")
     mention = {
         "type": "pain_point",
         "name": "Reports take forever",
@@ -200,7 +202,7 @@ async def test_a_paraphrased_pain_point_merges_as_an_alias(clock: Clock) -> None
 
 async def test_a_new_pain_point_stays_new(clock: Clock) -> None:
     store = e5_store(clock)
-    await store.upsert_many("u1", [item("pain_point", n, c) for n, c in PAIN_POINTS], "s1")
+    await upsert_batch(store, "u1", [item("pain_point", n, c) for n, c in PAIN_POINTS], "s1")
     mention = {
         "type": "pain_point",
         "name": "Agency turnover",
@@ -213,9 +215,9 @@ async def test_a_new_pain_point_stays_new(clock: Clock) -> None:
 
 async def test_deleting_one_entity_keeps_the_others_vectors(clock: Clock) -> None:
     store = e5_store(clock)
-    await store.upsert_many("u1", [item("campaign", n, c) for n, c in CAMPAIGNS], "s1")
+    await upsert_batch(store, "u1", [item("campaign", n, c) for n, c in CAMPAIGNS], "s1")
     first = (await store.read_index("u1")).entries[0]
-    assert await store.delete("u1", first.type, first.id)
+    assert await remove_entity(store, "u1", first.type, first.id)
     index = await store.read_index("u1")
     assert index.vector_model == LOCAL_E5 and index.vector_count
     assert all(e.vec for e in index.entries)
@@ -231,14 +233,14 @@ async def test_a_write_embeds_only_the_texts_that_changed(clock: Clock) -> None:
     store = e5_store(clock, counting_run)
     alpha = item("campaign", "Alpha", "brand search on target CPA")
     bravo = item("campaign", "Bravo", "display prospecting")
-    await store.upsert_many("u1", [alpha, bravo], "s1")
+    await upsert_batch(store, "u1", [alpha, bravo], "s1")
     assert len(embedded) == 2
     before = {e.id: e.vec for e in (await store.read_index("u1")).entries}
     embedded.clear()
     clock.advance(1000)
     louder = alpha.model_copy(update={"importance": 0.9})  # not in the embedded text
     changed = item("campaign", "Bravo", "display prospecting paused")
-    await store.upsert_many("u1", [louder, changed], "s2")
+    await upsert_batch(store, "u1", [louder, changed], "s2")
     assert len(embedded) == 1 and "paused" in embedded[0]
     after = {e.id: e.vec for e in (await store.read_index("u1")).entries}
     assert set(after) == set(before) and all(after.values())
@@ -292,7 +294,7 @@ async def test_a_name_the_model_was_shown_is_never_a_neighbour_by_meaning(clock:
 
 
 def test_a_merge_by_meaning_is_a_mention_never_another_subjects_content() -> None:
-    from entity_memory.service.extraction.resolve import mention_only
+    from entity_memory.service.extraction.resolve_candidates import mention_only
 
     deck = entity_input_adapter.validate_python(
         {
@@ -320,7 +322,7 @@ def test_a_merge_by_meaning_is_a_mention_never_another_subjects_content() -> Non
 
 
 def test_a_preference_found_by_meaning_merges_only_when_it_says_the_same() -> None:
-    from entity_memory.service.extraction.resolve import restates
+    from entity_memory.service.extraction.resolve_candidates import restates
 
     def pref(value: str) -> Any:
         doc = {

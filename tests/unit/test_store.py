@@ -4,6 +4,8 @@ import pytest
 
 from entity_memory.domain.context import assemble_entity_context
 from entity_memory.domain.keys import InvalidId
+from entity_memory.service.batch_upsert import upsert_batch
+from entity_memory.service.entity_removal import remove_entity
 from entity_memory.service.reindex import reindex
 from entity_memory.service.retrieval import retrieve_for_context
 from entity_memory.settings import Settings
@@ -19,7 +21,7 @@ TTL_DAYS = {"preference": 180, "pain_point": 180, "decision": 365, "campaign": 1
 async def test_campaign_is_stored_under_the_spec_key_with_exact_json(
     store: EntityStore, memkv: InMemoryKV
 ) -> None:
-    [res] = await store.upsert_many("u1", [campaign()], "s1")
+    [res] = await upsert_batch(store, "u1", [campaign()], "s1")
     assert res.key == "entity:u1:campaign:campaign-alpha"
     assert res.status == "created"
     raw, meta = await memkv.get_with_metadata("entity:u1:campaign:campaign-alpha")
@@ -56,7 +58,7 @@ async def test_campaign_is_stored_under_the_spec_key_with_exact_json(
 async def test_every_type_gets_its_key_metadata_and_ttl(
     store: EntityStore, memkv: InMemoryKV
 ) -> None:
-    results = await store.upsert_many("u1", all_five(), "s1")
+    results = await upsert_batch(store, "u1", all_five(), "s1")
     keys = sorted(r.key for r in results)
     assert keys == [
         "entity:u1:campaign:campaign-alpha",
@@ -103,7 +105,7 @@ async def test_every_type_gets_its_key_metadata_and_ttl(
 async def test_index_holds_the_spec_fields_for_each_entity(
     store: EntityStore, memkv: InMemoryKV
 ) -> None:
-    await store.upsert_many("u1", all_five(), "s1")
+    await upsert_batch(store, "u1", all_five(), "s1")
     index = await memkv.get_json("index:u1:entities")
     assert [(e["type"], e["id"]) for e in index["entries"]] == [
         ("campaign", "campaign-alpha"),
@@ -126,7 +128,7 @@ async def test_index_holds_the_spec_fields_for_each_entity(
 async def test_ttls_come_from_settings(memkv: InMemoryKV, clock: Clock) -> None:
     settings = Settings.from_env({"TTL_DAYS_METRIC": "7", "TTL_DAYS_CAMPAIGN": " 90 "}.get)
     store = EntityStore(memkv, settings, clock)
-    await store.upsert_many("u1", [metric(), campaign()], "s1")
+    await upsert_batch(store, "u1", [metric(), campaign()], "s1")
     assert memkv.expiration_of("entity:u1:metric:alpha-cpa") == (T0 + 7 * DAY) // 1000
     assert memkv.expiration_of("entity:u1:campaign:campaign-alpha") == (T0 + 90 * DAY) // 1000
     with pytest.raises(ValueError):
@@ -176,9 +178,9 @@ async def test_same_name_differently_written_lands_on_one_key(
 
 
 async def test_an_identical_re_upsert_writes_nothing(store: EntityStore, kv: CountingKV) -> None:
-    await store.upsert_many("u1", all_five(), "s1")
+    await upsert_batch(store, "u1", all_five(), "s1")
     kv.ops.clear()
-    results = await store.upsert_many("u1", all_five(), "s1")
+    results = await upsert_batch(store, "u1", all_five(), "s1")
     assert {r.status for r in results} == {"unchanged"}
     assert {r.entity.version for r in results} == {1}
     assert kv.writes == 0
@@ -190,10 +192,10 @@ async def test_an_unchanged_entity_missing_from_the_index_is_indexed_again(
 ) -> None:
     """A crash between the entity write and the index write leaves the entity unindexed; the
     client's retry finds it unchanged and must still put it back in the index."""
-    await store.upsert_many("u1", all_five(), "s1")
+    await upsert_batch(store, "u1", all_five(), "s1")
     await kv.put("index:u1:entities", json.dumps({"entries": []}))
     kv.ops.clear()
-    results = await store.upsert_many("u1", all_five(), "s1")
+    results = await upsert_batch(store, "u1", all_five(), "s1")
     assert {r.status for r in results} == {"unchanged"}
     assert len((await store.read_index("u1")).entries) == 5
     assert kv.ops["put"] == 1  # the index only: the entities are unchanged
@@ -203,7 +205,7 @@ async def test_batch_costs_one_bulk_read_one_index_read_one_index_write(
     store: EntityStore, kv: CountingKV
 ) -> None:
     items = [campaign(name=f"Campaign {i}") for i in range(20)]
-    await store.upsert_many("u1", items, "s1")
+    await upsert_batch(store, "u1", items, "s1")
     assert dict(kv.ops) == {"get_bulk": 1, "get": 1, "put": 21}
     assert kv.keys_read["index:u1:entities"] == 1
     assert kv.keys_written["index:u1:entities"] == 1
@@ -213,8 +215,8 @@ async def test_batch_costs_one_bulk_read_one_index_read_one_index_write(
 async def test_entity_named_twice_in_a_batch_is_written_once(
     store: EntityStore, kv: CountingKV
 ) -> None:
-    results = await store.upsert_many(
-        "u1", [campaign(), campaign(content="later in the same session")], "s1"
+    results = await upsert_batch(
+        store, "u1", [campaign(), campaign(content="later in the same session")], "s1"
     )
     assert [r.status for r in results] == ["created", "updated"]
     assert kv.keys_written["entity:u1:campaign:campaign-alpha"] == 1
@@ -264,7 +266,7 @@ async def test_renaming_by_explicit_id_keeps_the_old_name_as_alias(store: Entity
 
 
 async def test_get_list_and_delete(store: EntityStore, clock: Clock, memkv: InMemoryKV) -> None:
-    await store.upsert_many("u1", [campaign(), preference()], "s1")
+    await upsert_batch(store, "u1", [campaign(), preference()], "s1")
     clock.advance(1000)
     await upsert_one(store, "u1", metric(), "s2")
     assert [e.id for e in await store.list("u1")] == [
@@ -273,10 +275,10 @@ async def test_get_list_and_delete(store: EntityStore, clock: Clock, memkv: InMe
         "concise-weekly-summaries",
     ]
     assert [e.id for e in await store.list("u1", "preference")] == ["concise-weekly-summaries"]
-    assert await store.delete("u1", "campaign", "campaign-alpha") is True
+    assert await remove_entity(store, "u1", "campaign", "campaign-alpha") is True
     assert await store.get("u1", "campaign", "campaign-alpha") is None
     assert [e.id for e in await store.list("u1")] == ["alpha-cpa", "concise-weekly-summaries"]
-    assert await store.delete("u1", "campaign", "campaign-alpha") is False
+    assert await remove_entity(store, "u1", "campaign", "campaign-alpha") is False
 
 
 async def test_users_never_see_each_other(store: EntityStore) -> None:
@@ -288,14 +290,14 @@ async def test_users_never_see_each_other(store: EntityStore) -> None:
 
 async def test_invalid_ids_reach_no_key(store: EntityStore, kv: CountingKV) -> None:
     with pytest.raises(InvalidId):
-        await store.upsert_many("a:b", [campaign()], "s1")
+        await upsert_batch(store, "a:b", [campaign()], "s1")
     with pytest.raises(InvalidId):
-        await store.upsert_many("u1", [campaign()], "bad session")
+        await upsert_batch(store, "u1", [campaign()], "bad session")
     assert kv.ops.total() == 0
 
 
 async def test_expired_entities_drop_out_of_retrieval(store: EntityStore, clock: Clock) -> None:
-    await store.upsert_many("u1", [metric(), decision()], "s1")
+    await upsert_batch(store, "u1", [metric(), decision()], "s1")
     clock.advance(METRIC_TTL_MS + DAY)  # decisions live longer than metrics
     found = await retrieve_for_context(store, "u1", "Alpha CPA")
     assert [e.type for e in found.entities] == ["decision"]
@@ -304,8 +306,8 @@ async def test_expired_entities_drop_out_of_retrieval(store: EntityStore, clock:
 async def test_retrieval_reads_the_index_once_and_bulk_gets(
     store: EntityStore, kv: CountingKV
 ) -> None:
-    await store.upsert_many("u1", [campaign(name=f"Campaign {i}") for i in range(60)], "s1")
-    await store.upsert_many("u1", [campaign(name=f"Campaign {i}") for i in range(60, 150)], "s1")
+    await upsert_batch(store, "u1", [campaign(name=f"Campaign {i}") for i in range(60)], "s1")
+    await upsert_batch(store, "u1", [campaign(name=f"Campaign {i}") for i in range(60, 150)], "s1")
     kv.ops.clear()
     found = await retrieve_for_context(store, "u1", "search campaigns", limit=100)
     assert len(found.entities) == 100
@@ -327,7 +329,7 @@ async def test_index_is_capped_by_importance_and_entities_stay(
 ) -> None:
     store = EntityStore(memkv, Settings(), clock, max_index_entries=3)
     items = [campaign(name=f"C{i}", importance=i / 10) for i in range(5)]
-    await store.upsert_many("u1", items, "s1")
+    await upsert_batch(store, "u1", items, "s1")
     assert sorted(e.name for e in await store.list("u1")) == ["C2", "C3", "C4"]
     # The dropped ones are still stored and readable, and reindex keeps the same cap.
     assert (await store.get("u1", "campaign", "c0")) is not None
@@ -338,7 +340,7 @@ async def test_index_is_capped_by_importance_and_entities_stay(
 async def test_a_japanese_task_finds_its_japanese_entity(store: EntityStore) -> None:
     ja = campaign(name="ブランド検索キャンペーン", content="ブランド名の検索広告。目標CPAで入札")
     others = [campaign(name=f"Campaign {n}", content="search ads") for n in ("Kilo", "Lima")]
-    await store.upsert_many("u1", [*others, ja], "s1")
+    await upsert_batch(store, "u1", [*others, ja], "s1")
     found = await retrieve_for_context(store, "u1", "ブランド検索の入札戦略を見直したい", limit=1)
     assert [e.name for e in found.entities] == ["ブランド検索キャンペーン"]
     assert found.scores[0].relevance > 0

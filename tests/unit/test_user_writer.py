@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from entity_memory.http.app import create_app
+from entity_memory.service.batch_upsert import upsert_batch
 from entity_memory.service.bindings import Bindings
 from entity_memory.service.user_writer import MIN_INDEX_WRITE_INTERVAL_MS
 from entity_memory.storage.kv import CountingKV, InMemoryKV
@@ -210,7 +211,7 @@ def _writer_store(clock: Clock, kv: InMemoryKV) -> tuple[Any, Any, CountingTable
     store = EntityStore(held, clock=clock, held=held, replica=kv)
 
     async def write(name: str) -> None:
-        await writer.run(lambda: store.upsert_many("wes", [campaign(name)], "s"))
+        await writer.run(lambda: upsert_batch(store, "wes", [campaign(name)], "s"))
 
     return writer, store, table, write
 
@@ -243,17 +244,17 @@ async def test_a_write_that_fails_leaves_the_kept_index_untouched(clock: Clock) 
 async def test_an_index_read_from_kv_is_kept_no_longer_than_kv_reads_are_trusted(
     clock: Clock,
 ) -> None:
-    from entity_memory.service.user_writer import KV_READ_TRUST_MS
     from entity_memory.storage.store import EntityStore
+    from entity_memory.storage.writer_kv import KV_READ_TRUST_MS
 
     from .factories import campaign
 
     kv = InMemoryKV(clock=clock)
     before = EntityStore(kv, clock=clock)  # data written before the writer existed
-    await before.upsert_many("wes", [campaign("Campaign A")], "s0")
+    await upsert_batch(before, "wes", [campaign("Campaign A")], "s0")
     writer, store, _, write = _writer_store(clock, kv)
     await write("Campaign A")  # unchanged: the writer reads KV's index and keeps it
-    await before.upsert_many("wes", [campaign("Campaign B")], "s1")
+    await upsert_batch(before, "wes", [campaign("Campaign B")], "s1")
     clock.now += KV_READ_TRUST_MS + 1
     index = await writer.run(lambda: store.read_index("wes"))
     assert sorted(e.name for e in index.entries) == ["Campaign A", "Campaign B"]
@@ -309,12 +310,12 @@ async def test_a_request_that_fails_inside_the_app_leaves_no_half_change_behind(
 
     assert (await put(client, "zed", "s1", campaign("Alpha"))).status_code == 200
 
-    async def half_done(self: EntityStore, user_id: str, *_: Any) -> bool:
-        index = await self.read_index(user_id)
+    async def half_done(self: EntityStore, key: str) -> tuple[bool, Any]:
+        index = await self.read_index(key.split(":")[1])  # entity:<user>:<type>:<id>
         index.entries[0].importance = 0.0  # a change to an entry the writer holds, then a fault
         raise RuntimeError("KV: 503")
 
-    monkeypatch.setattr(EntityStore, "delete", half_done)
+    monkeypatch.setattr(EntityStore, "delete_document", half_done)
     assert (await client.delete("/v1/users/zed/entities/campaign/alpha")).status_code >= 500
     monkeypatch.undo()
     assert (await put(client, "zed", "s2", campaign("Beta"))).status_code == 200

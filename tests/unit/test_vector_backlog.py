@@ -25,7 +25,8 @@ from entity_memory.service.vector_backlog import (
     VECTORS_FLUSH_WITHIN_MS,
     VectorBacklog,
 )
-from entity_memory.service.writes import ForgetCall, UpsertCall, dump_call
+from entity_memory.service.writers import dump_call
+from entity_memory.service.writes import ForgetCall, UpsertCall
 from entity_memory.settings import Settings
 from entity_memory.storage import index_vectors
 from entity_memory.storage.kv import CountingKV, InMemoryKV
@@ -75,7 +76,7 @@ def make_twin(
 
 async def put(twin: WriterTwin, *docs: dict[str, Any]) -> dict[str, Any]:
     call = UpsertCall.model_validate({"user_id": USER, "session_id": "s", "entities": docs})
-    reply: dict[str, Any] = json.loads(await twin.stub(USER).upsert(dump_call(call)))
+    reply: dict[str, Any] = json.loads(await twin.stub(USER).serve("upsert", dump_call(call)))
     assert reply.get("refusal") is None, reply
     return reply
 
@@ -317,7 +318,7 @@ async def test_an_erasure_while_vectors_are_made_writes_nothing_back(
     await put(vtwin, campaign("DACH", "Germany and Austria search"))
     await gate.called()
     forget = ForgetCall(user_id=USER)
-    reply = json.loads(await vtwin.stub(USER).forget(dump_call(forget)))
+    reply = json.loads(await vtwin.stub(USER).serve("forget", dump_call(forget)))
     assert reply["result"]["complete"] is True
     gate.open.set()
     await settled(vtwin)
@@ -333,7 +334,7 @@ async def test_an_erasure_drops_the_backlog_before_its_alarm(
     for task in list(vtwin.alarms):  # the alarm has not run yet
         task.cancel()
     await asyncio.gather(*vtwin.alarms, return_exceptions=True)
-    reply = json.loads(await vtwin.stub(USER).forget(dump_call(ForgetCall(user_id=USER))))
+    reply = json.loads(await vtwin.stub(USER).serve("forget", dump_call(ForgetCall(user_id=USER))))
     assert reply["result"]["complete"] is True
     assert backlog(vtwin) == []
     gate.open.set()

@@ -39,6 +39,7 @@ ROUTES: dict[tuple[str, str], str | None] = {
     ("GET", f"{U}/entities"): None,
     ("GET", f"{U}/entities/{{entity_type}}/{{entity_id}}"): None,
     ("DELETE", f"{U}/entities/{{entity_type}}/{{entity_id}}"): "delete_entity",
+    ("POST", f"{U}/entities/{{entity_type}}/{{entity_id}}/merge"): "merge_entities",
     ("POST", f"{U}/context"): None,
     ("POST", f"{U}/sessions/{{session_id}}/extract"): "enqueue_extract",
     ("GET", f"{U}/jobs/{{job_id}}"): "job_status",
@@ -62,6 +63,11 @@ ROUTES: dict[tuple[str, str], str | None] = {
 SAMPLES: dict[str, tuple[str, str, Any]] = {
     "upsert": ("PUT", "/v1/users/w/entities", {"session_id": "s1", "entities": [CAMPAIGN]}),
     "delete_entity": ("DELETE", "/v1/users/w/entities/campaign/alpha", None),
+    "merge_entities": (
+        "POST",
+        "/v1/users/w/entities/campaign/alpha/merge",
+        {"other": "beta", "version": 1, "other_version": 1},
+    ),
     "enqueue_extract": (
         "POST",
         "/v1/users/w/sessions/s2/extract",
@@ -138,7 +144,7 @@ async def test_each_writer_route_reaches_its_operation_in_the_writer(
     setup: tuple[httpx.AsyncClient, WriterTwin, InMemoryKV], operation: str
 ) -> None:
     c, twin, _ = setup
-    body = {"session_id": "s0", "entities": [CAMPAIGN]}
+    body = {"session_id": "s0", "entities": [CAMPAIGN, {**CAMPAIGN, "name": "Beta"}]}
     assert (await c.put("/v1/users/w/entities", json=body)).status_code == 200
     twin.calls.clear()
     method, url, payload = SAMPLES[operation]
@@ -185,11 +191,8 @@ async def test_an_encoded_dot_dot_id_is_refused_and_never_redirects_to_the_user(
 
 async def test_an_unreachable_writer_answers_503_writer_unavailable(clock: Clock, db: Any) -> None:
     class Broken:
-        def __getattr__(self, name: str) -> Any:
-            async def call(_: str) -> str:
-                raise ConnectionError("Durable Object reset")
-
-            return call
+        async def serve(self, name: str, call_json: str) -> str:
+            raise ConnectionError("Durable Object reset")
 
     worker = Bindings(kv=InMemoryKV(clock=clock), db=db, clock=clock, writers=lambda u: Broken())
     app = create_app(lambda env: replace(worker))

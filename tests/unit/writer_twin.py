@@ -1,6 +1,6 @@
 """The Durable Object namespace's semantics in-process, for CPython tests: one live writer
 per user id, each with its own SQLite table, reached through a stub whose methods are the
-object's RPC methods (`await stub.upsert(call_json)`), as entry.py's `UserWriter` has them."""
+object's RPC method (`await stub.serve(name, call_json)`), as entry.py's `UserWriter` has it."""
 
 from __future__ import annotations
 
@@ -15,25 +15,18 @@ from entity_memory.http.errors import refusal_for
 from entity_memory.service.bindings import Bindings
 from entity_memory.service.user_writer import WriterState
 from entity_memory.service.writer_host import WriterHost
-from entity_memory.service.writes import OPERATIONS
 from entity_memory.storage.local_table import SQLiteTable
 
 
 class TwinStub:
-    """A stub: one async method per operation, taking and answering JSON strings."""
+    """A stub: the object's one RPC method, taking and answering JSON strings."""
 
     def __init__(self, twin: WriterTwin, user_id: str) -> None:
         self.twin, self.user_id = twin, user_id
 
-    def __getattr__(self, name: str) -> Callable[[str], Awaitable[str]]:
-        if name not in OPERATIONS:
-            raise AttributeError(name)
-
-        async def call(call_json: str) -> str:
-            self.twin.calls.append((self.user_id, name))
-            return await self.twin.host(self.user_id).serve(name, call_json)
-
-        return call
+    async def serve(self, name: str, call_json: str) -> str:
+        self.twin.calls.append((self.user_id, name))
+        return await self.twin.host(self.user_id).serve(name, call_json)
 
 
 @dataclass

@@ -29,5 +29,10 @@ DEFAULT_HISTORY_LIMIT = 100
 MAX_HISTORY_LIMIT = 1_000
 DEFAULT_CHANGES_LIMIT = 500
 MAX_CHANGES_LIMIT = 5_000
+#: Extraction jobs a user may have waiting or running at once, and the bytes of the
+#: conversations they hold (each job keeps its conversation in the writer's storage until it
+#: ends): a client that queues faster than jobs run is told to wait, not stored without end.
+MAX_QUEUED_JOBS = 10
+MAX_QUEUED_JOB_BYTES = 8 * 1024 * 1024
 #: Characters of a token's label.
 MAX_TOKEN_LABEL_CHARS = 200

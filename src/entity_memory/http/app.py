@@ -18,7 +18,7 @@ from entity_memory import __version__
 from entity_memory.http.errors import install_error_handlers
 from entity_memory.http.lazy_routes import install_lazy_routers
 from entity_memory.http.middleware import install_guard
-from entity_memory.http.routers import context, entities, meta
+from entity_memory.http.routers import context_request, entities, meta
 from entity_memory.service.bindings import Bindings
 
 if TYPE_CHECKING:
@@ -26,11 +26,11 @@ if TYPE_CHECKING:
     from entity_memory.extraction.registry import ExtractorBindings, ExtractorFactory
 
 #: What most requests use: included when the app is built.
-ROUTERS = (meta, entities, context)
+ROUTERS = (meta, entities, context_request)
 #: Imported and included on first use (lazy_routes.py): start-up pays only for the above.
 LAZY_ROUTERS = tuple(
     f"entity_memory.http.routers.{name}"
-    for name in ("inspector", "admin", "extraction", "ledger", "sessions", "maintenance")
+    for name in ("inspector", "admin", "extraction", "history", "sessions", "repairs")
 )
 
 

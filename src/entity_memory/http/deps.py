@@ -21,8 +21,9 @@ from entity_memory.service.auth import Principal, TokenStore
 from entity_memory.service.bindings import Bindings
 from entity_memory.service.expiry import ReportExpired
 from entity_memory.service.maintenance import expired_to_writer
-from entity_memory.service.stores import build_store
-from entity_memory.service.writes import InProcessWriter, RemoteWriter, WriteContext, Writer
+from entity_memory.service.stores import build_ledger, build_store
+from entity_memory.service.writers import InProcessWriter, RemoteWriter, Writer
+from entity_memory.service.writes import WriteContext
 from entity_memory.storage.d1 import CountingD1
 from entity_memory.storage.guard import guarded
 from entity_memory.storage.kv import CountingKV
@@ -73,7 +74,7 @@ BindingsDep = Annotated[Bindings, Depends(request_bindings)]
 
 
 async def optional_ledger(b: BindingsDep) -> Ledger | None:
-    return None if b.db is None else Ledger(b.db)
+    return build_ledger(b)
 
 
 async def ledger(b: BindingsDep) -> Ledger:
@@ -148,16 +149,16 @@ async def writer(
     request: Request,
     user_id: UserId,
     b: BindingsDep,
-    store: StoreDep,
-    history: OptionalLedgerDep,
     factory: Annotated[ExtractorFactory, Depends(extractor_factory)],
 ) -> Writer:
     """The user's writer: every route that writes takes this, and only those do (which
     routes write is decided by who depends on this, see tests/unit/test_write_routes.py).
-    Kept on `request.state` so the response can report what the call cost inside it."""
+    Kept on `request.state` so the response can report what the call cost inside it.
+    No store is built here: the write builds one where it runs (the user's writer, or this
+    request without one)."""
     chosen: Writer
     if b.writers is None:
-        chosen = InProcessWriter(WriteContext(store, history, b, factory))
+        chosen = InProcessWriter(WriteContext(build_ledger(b), b, factory))
     else:
         principal: Principal | None = getattr(request.state, "principal", None)
         token_id = None if principal is None else principal.token_id

@@ -20,10 +20,17 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from entity_memory.domain.keys import InvalidId, InvalidType
 from entity_memory.domain.kind import entity_types
-from entity_memory.service.extraction.errors import ExtractionRequestError
-from entity_memory.service.jobs import NoSuchJob
+from entity_memory.domain.limits import MAX_QUEUED_JOB_BYTES, MAX_QUEUED_JOBS
+from entity_memory.service.entity_merge import (
+    InvalidMerge,
+    NoSuchEntity,
+    ReservedSession,
+    VersionConflict,
+)
+from entity_memory.service.extraction.request_errors import ExtractionRequestError
+from entity_memory.service.jobs import JobQueueFull, NoSuchJob
 from entity_memory.service.user_writer import UserErased
-from entity_memory.service.writes import Refusal, WriterRefused, WriterUnavailable
+from entity_memory.service.writers import Refusal, WriterRefused, WriterUnavailable
 from entity_memory.storage.guard import StorageUnavailable
 from entity_memory.storage.store import CorruptRecord
 
@@ -31,6 +38,8 @@ logger = logging.getLogger(__name__)
 
 #: Seconds a client should wait before retrying after a transient storage failure.
 RETRY_AFTER_STORAGE_S = 1
+#: Seconds a client whose job queue is full is asked to wait (a chunk takes seconds).
+RETRY_AFTER_QUEUE_FULL_S = 30
 
 
 class ApiError(Exception):
@@ -110,6 +119,30 @@ def _extraction(exc: Exception) -> Problem:
     return Problem(EXTRACTION_ERROR_STATUS.get(exc.code, 400), exc.code, exc.message)
 
 
+def _queue_full(exc: Exception) -> Problem:
+    """429 with Retry-After: the user's own queue is full; it empties as its jobs run."""
+    assert isinstance(exc, JobQueueFull)
+    details = {
+        "queuedJobs": exc.jobs,
+        "queuedBytes": exc.queued_bytes,
+        "maxQueuedJobs": MAX_QUEUED_JOBS,
+        "maxQueuedBytes": MAX_QUEUED_JOB_BYTES,
+    }
+    retry = {"Retry-After": str(RETRY_AFTER_QUEUE_FULL_S)}
+    return Problem(429, "job_queue_full", str(exc), details, retry)
+
+
+def _conflict(exc: Exception) -> Problem:
+    assert isinstance(exc, VersionConflict)
+    details = {
+        "type": exc.entity_type,
+        "id": exc.entity_id,
+        "expectedVersion": exc.expected,
+        "currentVersion": exc.current,
+    }
+    return Problem(409, "version_conflict", str(exc), details)
+
+
 def _refused(exc: Exception) -> Problem:
     """What the user's writer answered: its own answer, passed on as it is."""
     assert isinstance(exc, WriterRefused)
@@ -148,6 +181,11 @@ ERROR_TABLE: dict[type[Exception], Callable[[Exception], Problem]] = {
     WriterUnavailable: _unreachable,
     CorruptRecord: _corrupt,
     NoSuchJob: lambda e: Problem(404, "job_not_found", f"no extraction job {e} for this user"),
+    JobQueueFull: _queue_full,
+    VersionConflict: _conflict,
+    NoSuchEntity: lambda e: Problem(404, "not_found", str(e)),
+    ReservedSession: lambda e: Problem(400, "reserved_session", str(e)),
+    InvalidMerge: lambda e: Problem(400, "invalid_merge", str(e)),
     UserErased: lambda e: Problem(
         410, "user_erased", "the user was erased after this request's token was checked"
     ),

@@ -28,6 +28,7 @@ from entity_memory.domain.limits import (
 from entity_memory.domain.models import IndexEntry
 from entity_memory.embeddings.status import LexicalReason
 from entity_memory.extraction.base import Message
+from entity_memory.service.entity_merge import ExpectedVersion
 
 # --- requests ----------------------------------------------------------------------------------
 
@@ -39,6 +40,18 @@ class StrictBody(BaseModel):
 class UpsertBody(StrictBody):
     session_id: str = Field(description="the session these entities were learnt in")
     entities: list[EntityInput] = Field(max_length=MAX_BATCH)
+    expected_versions: list[ExpectedVersion] | None = Field(
+        default=None,
+        max_length=MAX_BATCH,
+        description="the version each entity had when it was read (0: must not exist);"
+        " if one has changed since, 409 version_conflict and nothing is written",
+    )
+
+
+class MergeBody(StrictBody):
+    other: str = Field(description="the id of the entity (of the same type) to merge in")
+    version: int = Field(description="the kept entity's version when it was read")
+    other_version: int = Field(description="the other entity's version when it was read")
 
 
 class ExtractBody(StrictBody):
@@ -122,6 +135,15 @@ class EntityRef(Out):
 
 class Deleted(Out):
     deleted: EntityRef
+
+
+class MergeResponse(Out):
+    entity: Entity
+    merged: EntityRef
+    #: The session id the kept entity's new version is recorded under.
+    session_id: str
+    #: The other's name and aliases left out (an entity holds at most 20 aliases).
+    dropped_aliases: list[str]
 
 
 class ScoreOut(Out):

@@ -25,8 +25,8 @@ from entity_memory.storage.held_index import HeldIndex
 from entity_memory.storage.index_snapshots import IndexSnapshots
 from entity_memory.storage.kv import KVNamespace
 
-#: The user's writer by user id: a Durable Object stub whose methods are the writer's
-#: operations (`service.writes.RemoteWriter` calls them). The Worker's is
+#: The user's writer by user id: a Durable Object stub whose one method, `serve`, runs the
+#: writer's operations (`service.writers.RemoteWriter` calls it). The Worker's is
 #: `env.USER_WRITER.getByName`.
 WriterStubs = Callable[[str], Any]
 

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict, JsonValue
 from pydantic.alias_generators import to_camel
 
+from entity_memory.domain.limits import MAX_QUEUED_JOB_BYTES, MAX_QUEUED_JOBS
 from entity_memory.extraction.base import Message
 from entity_memory.storage.local_table import LocalTable, Row
 
@@ -53,6 +54,19 @@ JsonDoc = dict[str, JsonValue]
 
 class NoSuchJob(LookupError):
     """No job of this user has the id (never made, dropped as old, or erased)."""
+
+
+class JobQueueFull(Exception):
+    """The user already has as many jobs waiting or running, or as many bytes of their
+    conversations, as a user may (`MAX_QUEUED_JOBS`, `MAX_QUEUED_JOB_BYTES`)."""
+
+    def __init__(self, jobs: int, queued_bytes: int, adding_bytes: int) -> None:
+        super().__init__(
+            f"{jobs} extraction jobs ({queued_bytes} bytes of conversation) are already"
+            f" waiting for this user; at most {MAX_QUEUED_JOBS} jobs and"
+            f" {MAX_QUEUED_JOB_BYTES} bytes may wait at once: retry once some are done"
+        )
+        self.jobs, self.queued_bytes, self.adding_bytes = jobs, queued_bytes, adding_bytes
 
 
 class JobError(BaseModel):
@@ -165,6 +179,7 @@ class JobBook:
             found.resent = True
             return found
         doc = Conversation(messages=messages).model_dump_json()
+        self._admit(len(doc.encode()))
         self.table.put(JOB_KEY_PREFIX + job.id + CONVERSATION_SUFFIX, Row(doc, None, None))
         self.save(job)
         ids = [job.id] + [i for i in self.ids() if i != job.id]
@@ -187,6 +202,19 @@ class JobBook:
             if job.result is not None:
                 job.result = {**job.result, "pending": False}
             self.save(job)
+
+    def _admit(self, adding: int) -> None:
+        """Refuse a new job past the user's cap of queued jobs or of their bytes."""
+        jobs, queued = 0, 0
+        for id_ in self.ids():
+            job = self.get(id_)
+            if job is None or job.state not in RUNNABLE:
+                continue
+            row = self.table.get(JOB_KEY_PREFIX + id_ + CONVERSATION_SUFFIX)
+            jobs += 1
+            queued += 0 if row is None or row.value is None else len(row.value.encode())
+        if jobs >= MAX_QUEUED_JOBS or queued + adding > MAX_QUEUED_JOB_BYTES:
+            raise JobQueueFull(jobs, queued, adding)
 
     def list(self) -> list[JobView]:
         return [job.view() for i in self.ids() if (job := self.get(i)) is not None]

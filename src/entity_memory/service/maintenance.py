@@ -10,18 +10,13 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from entity_memory.service import writes
 from entity_memory.service.bindings import Bindings
 from entity_memory.service.expiry import ReportExpired
 from entity_memory.service.reindex import reindex
 from entity_memory.service.stores import build_store
-from entity_memory.service.writes import (
-    EntityRefModel,
-    ExpiredCall,
-    ReindexCall,
-    RemoteWriter,
-    WriterRefused,
-    WriterUnavailable,
-)
+from entity_memory.service.writers import RemoteWriter, WriterRefused, WriterUnavailable
+from entity_memory.service.writes import EntityRefModel, ExpiredCall, ReindexCall
 from entity_memory.storage.ledger import Ledger
 from entity_memory.storage.store import EntityStore
 
@@ -57,7 +52,8 @@ async def reindex_through_writers(ledger: Ledger, bindings: Bindings) -> dict[st
     results: dict[str, Any] = {}
     for user in users:
         try:
-            done = await RemoteWriter(bindings.writers(user)).reindex(ReindexCall(user_id=user))
+            writer = RemoteWriter(bindings.writers(user))
+            done = await writer.run(writes.reindex, ReindexCall(user_id=user))
         except (WriterRefused, WriterUnavailable) as exc:
             logger.error("could not reindex %s: %s", user, exc)
             results[user] = {"error": str(exc)}
@@ -87,7 +83,7 @@ def expired_to_writer(bindings: Bindings) -> ReportExpired:
             user_id=user_id, entities=[EntityRefModel(type=t, id=i) for t, i in refs]
         )
         try:
-            await RemoteWriter(writers(user_id)).drop_expired(call)
+            await RemoteWriter(writers(user_id)).run(writes.drop_expired, call)
         except Exception:
             logger.exception("could not report expired entries of %s", user_id)
 

@@ -12,14 +12,14 @@ from typing import Any
 
 from entity_memory.extraction.base import Message
 from entity_memory.extraction.registry import ExtractorFactory, build_extractor
+from entity_memory.service import writes
 from entity_memory.service.bindings import Bindings
-from entity_memory.service.extract_session import (
-    PENDING_MAX_RETRY_MS,
-    ExtractionRequestError,
-    SessionExtraction,
-)
+from entity_memory.service.extraction.pipeline import SessionExtraction
+from entity_memory.service.extraction.request_errors import ExtractionRequestError
+from entity_memory.service.extraction.session_cursor import PENDING_MAX_RETRY_MS
 from entity_memory.service.stores import build_store
-from entity_memory.service.writes import ExtractCall, RemoteWriter, WriterRefused, WriterUnavailable
+from entity_memory.service.writers import RemoteWriter, WriterRefused, WriterUnavailable
+from entity_memory.service.writes import ExtractCall
 from entity_memory.storage.ledger import Ledger
 from entity_memory.storage.ledger_rows import PendingSession
 from entity_memory.storage.store import EntityStore
@@ -99,7 +99,7 @@ async def _resend_through_writer(bindings: Bindings, row: PendingSession) -> dic
     )
     head: dict[str, Any] = {"userId": row.user_id, "sessionId": row.session_id}
     try:
-        done = await RemoteWriter(bindings.writers(row.user_id)).extract(call)
+        done = await RemoteWriter(bindings.writers(row.user_id)).run(writes.extract, call)
     except WriterRefused as exc:
         return {**head, "status": exc.refusal.status, "error": exc.refusal.code}
     except WriterUnavailable:

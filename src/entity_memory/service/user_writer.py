@@ -7,11 +7,11 @@ version 4. The platform answer is a Durable Object per user (the adapter in
 
 - `WriterState.run(op)` runs one write at a time (an asyncio lock: awaiting KV or D1 yields to
   other requests, so the object's single thread alone does not serialise them);
-- `WriterKV` is the KV the write sees: reads come from the writer's own table first (what it
-  last wrote, exact), a document goes to KV and then to the table (so a crash between the two
-  leaves the table behind KV, never ahead: the retry writes it again), and the index key is
-  held in the table and *not* written
-  per request but coalesced: at most one KV write of `index:<user>:entities` per second
+- `WriterKV` (storage/writer_kv.py) is the KV the write sees: reads come from the writer's
+  own table first (what it last wrote, exact), a document goes to KV and then to the table
+  (so a crash between the two leaves the table behind KV, never ahead: the retry writes it
+  again), and the index key is held in the table and *not* written per request but
+  coalesced here: at most one KV write of `index:<user>:entities` per second
   (KV's per-key limit), with group commit: a request is acknowledged only after a flush that
   includes its change, so every acknowledged write is visible in KV's index.
 """
@@ -22,12 +22,11 @@ import asyncio
 import json
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TypeVar
 
-from entity_memory.domain.models import EntityIndex
-from entity_memory.storage.kv import KVListPage, KVNamespace, check_put
+from entity_memory.storage.kv import KVNamespace
 from entity_memory.storage.local_table import LocalTable, Row
+from entity_memory.storage.writer_kv import HeldCopy, WriterKV
 
 logger = logging.getLogger(__name__)
 
@@ -37,9 +36,6 @@ T = TypeVar("T")
 MIN_INDEX_WRITE_INTERVAL_MS = 1_000
 #: How soon the object's alarm retries an index flush that failed.
 FLUSH_RETRY_MS = 5_000
-#: How long a document read from KV (not written here) is trusted before KV is asked again:
-#: data written before the writer existed can still expire in KV.
-KV_READ_TRUST_MS = 60 * 60 * 1000
 #: A row that says the table holds everything of the user (set by an erasure): a key it does
 #: not have is absent, never read from KV, whose erased keys may still show for a while.
 AUTHORITATIVE_KEY = "writer:authoritative"
@@ -54,144 +50,10 @@ ERASED_TOKENS_KEEP_MS = 24 * 60 * 60 * 1000
 #: flush: an instance that dies first leaves KV's index behind its table, and its alarm
 #: republishes it (the next write would too, but a user may write nothing for days).
 UNPUBLISHED_KEY = "writer:index-unpublished"
-INDEX_SUFFIX = ":entities"
-INDEX_PREFIX = "index:"
 
 
 class UserErased(PermissionError):
     """The call was authorised by a token that an erasure of the user has since deleted."""
-
-
-@dataclass(frozen=True)
-class HeldCopy:
-    """The parsed index a writer keeps between requests; one read from KV (not written
-    here) is trusted only until `trusted_until`, as its table row."""
-
-    key: str
-    index: EntityIndex
-    trusted_until: int | None
-
-
-def is_index_key(key: str) -> bool:
-    return key.startswith(INDEX_PREFIX) and key.endswith(INDEX_SUFFIX)
-
-
-class WriterKV:
-    """The `KVNamespace` a write runs against inside the user's writer."""
-
-    def __init__(self, writer: WriterState, inner: KVNamespace) -> None:
-        self.writer, self.inner = writer, inner
-
-    def _row(self, key: str) -> tuple[bool, str | None]:
-        """(whether the table knows `key`, its stored text)."""
-        row = self.writer.table.get(key)
-        if row is None:
-            return self.writer.authoritative, None
-        if row.expires_at is not None and row.expires_at <= self.writer.clock():
-            return False, None
-        if is_index_key(key):
-            self.writer.index_trusted_until = row.expires_at
-        return True, row.value
-
-    def _cached(self, key: str) -> tuple[bool, Any | None]:
-        known, text = self._row(key)
-        return known, None if text is None else json.loads(text)
-
-    def _remember(self, key: str, value: Any | None) -> None:
-        """Keep what KV answered for a key this writer has not written (for a while)."""
-        self._remember_text(key, None if value is None else json.dumps(value))
-
-    def _remember_text(self, key: str, doc: str | None) -> None:
-        until = self.writer.clock() + KV_READ_TRUST_MS
-        self.writer.table.put(key, Row(doc, until, None))
-        if is_index_key(key):
-            self.writer.index_trusted_until = until
-
-    async def get_json(self, key: str) -> Any | None:
-        raw = await self.get_text(key)
-        return None if raw is None else json.loads(raw)
-
-    async def get_text(self, key: str) -> str | bytes | None:
-        known, text = self._row(key)
-        if known:
-            if is_index_key(key) and text is not None:
-                self.writer.index_read(key, text)
-            return text
-        raw = await self.inner.get_text(key)
-        self._remember_text(key, raw.decode() if isinstance(raw, bytes) else raw)
-        return raw
-
-    def warm_index(self, key: str) -> EntityIndex | None:
-        """The index as this writer last read or wrote it, parsed (None: not held, read it).
-
-        The writer is the only one to write its user's index, so the copy it parsed stays
-        exact between requests; at 10k entries that saves parsing and validating ~4 MB of
-        JSON per write. The caller gets its own entry list (it appends and replaces entries;
-        a request that fails after changing an entry drops the copy, see `WriterState.run`).
-        """
-        held = self.writer.warm
-        if held is None or held.key != key:
-            return None
-        if held.trusted_until is not None and held.trusted_until <= self.writer.clock():
-            return None  # read from KV, not written here, and no longer trusted (as its row)
-        self.writer.index_read(key, None)
-        return held.index.model_copy(update={"entries": list(held.index.entries)})
-
-    def keep_index(self, key: str, index: EntityIndex) -> None:
-        """Hold `index`, just read from or written to `key`, for the next request."""
-        self.writer.warm = HeldCopy(key, index, self.writer.index_trusted_until)
-
-    async def get_json_many(self, keys: Sequence[str]) -> dict[str, Any | None]:
-        out: dict[str, Any | None] = {}
-        missing = []
-        for key in keys:
-            known, value = self._cached(key)
-            if known:
-                out[key] = value
-            else:
-                missing.append(key)
-        if missing:
-            fetched = await self.inner.get_json_many(missing)
-            for key in missing:
-                out[key] = fetched.get(key)
-                self._remember(key, out[key])
-        return {key: out[key] for key in keys}
-
-    async def put(
-        self,
-        key: str,
-        value: str,
-        *,
-        expiration_ttl: int | None = None,
-        metadata: dict[str, Any] | None = None,
-    ) -> None:
-        check_put(key, expiration_ttl, metadata)
-        expires = None if expiration_ttl is None else self.writer.clock() + expiration_ttl * 1000
-        meta = None if metadata is None else json.dumps(metadata)
-        if is_index_key(key):
-            self.writer.table.put(key, Row(value, expires, meta))
-            self.writer.warm = None  # until the writer says which parsed index this is
-            self.writer.index_trusted_until = None  # written here: exact
-            self.writer.index_changed(key, value)
-            return
-        # KV first, then the copy (see "Write order" in docs/consistency.md): the copy never
-        # says a document is written that KV has not acknowledged.
-        await self.inner.put(key, value, expiration_ttl=expiration_ttl, metadata=metadata)
-        self.writer.table.put(key, Row(value, expires, meta))
-
-    async def delete(self, key: str) -> None:
-        if is_index_key(key):
-            self.writer.table.put(key, Row(None, None, None))
-            self.writer.warm = None
-            self.writer.index_changed(key, None)
-            return
-        await self.inner.delete(key)
-        self.writer.table.put(key, Row(None, None, None))
-
-    async def list(
-        self, *, prefix: str = "", limit: int = 1000, cursor: str | None = None
-    ) -> KVListPage:
-        return await self.inner.list(prefix=prefix, limit=limit, cursor=cursor)
 
 
 class WriterState:

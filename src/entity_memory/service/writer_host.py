@@ -1,8 +1,8 @@
 """The user's writer as its Durable Object runs it: one typed call in, one reply out.
 
-The object (entry.py, `UserWriter`) exposes one RPC method per operation of
-`service.writes.OPERATIONS`; each hands its call's JSON to `WriterHost.serve`, which
-validates it into the call model, runs the operation's service function alone
+The object (entry.py, `UserWriter`) exposes one RPC method, `serve(name, call_json)`, for
+the operations of `service.writes.OPERATIONS`; `WriterHost.serve` validates the JSON into
+the operation's call model, runs its service function alone
 (`WriterState.run`: one at a time, then waits for the index flush) against the writer's own
 copy of the user's KV, and answers a `Reply`: the done model's JSON or a `Refusal`, with what
 the call cost. Nothing here re-parses a URL or re-serves the public API: the Worker has
@@ -15,6 +15,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
+from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -22,10 +23,11 @@ from entity_memory.domain.index_entries import embedding_text
 from entity_memory.domain.models import BaseEntity
 from entity_memory.extraction.base import Usage
 from entity_memory.extraction.registry import ExtractorFactory, build_extractor
+from entity_memory.service import writes
 from entity_memory.service.bindings import Bindings
 from entity_memory.service.extraction.pipeline import ExtractionOutcome
 from entity_memory.service.jobs import Job, JobBook, JobError, JsonDoc, chunk_ends
-from entity_memory.service.stores import build_ledger, build_store
+from entity_memory.service.stores import build_ledger
 from entity_memory.service.user_writer import WriterState
 from entity_memory.service.vector_backlog import (
     BACKLOG_BATCH,
@@ -36,21 +38,16 @@ from entity_memory.service.vector_backlog import (
     apply_vectors,
     to_embed,
 )
-from entity_memory.service.writes import (
-    OPERATIONS,
-    Call,
-    ExtractCall,
-    Refusal,
-    Reply,
-    WriteContext,
-    WriterCosts,
-    dump_call,
-)
+from entity_memory.service.writers import Refusal, Reply, WriterCosts
+from entity_memory.service.writes import OPERATIONS, Call, ExtractCall, Operation, WriteContext
 from entity_memory.storage.d1 import CountingD1
 from entity_memory.storage.guard import guarded
 from entity_memory.storage.kv import CountingKV
 
 logger = logging.getLogger(__name__)
+
+C = TypeVar("C", bound=Call)
+D = TypeVar("D", bound=BaseModel)
 
 #: Turns an exception a call raised into the refusal the API answers (http/errors.py's
 #: table, handed in by the adapter: the service does not know HTTP codes).
@@ -88,16 +85,14 @@ class WriterHost:
         held = self.state.kv(kv)
         clock = base.clock if call.now is None else _fixed(call.now)
         b = replace(base, kv=held, db=db, clock=clock, held_index=held, replica=kv)
-        ledger = build_ledger(b)
-        store = build_store(b, ledger)
         ctx = WriteContext(
-            store, ledger, b, self.factory, self.state, self.jobs, self.wake, self.backlog
+            build_ledger(b), b, self.factory, self.state, self.jobs, self.wake, self.backlog
         )
         return ctx, kv, db
 
-    async def serve(self, name: str, call_json: str, *, acknowledge: bool = True) -> str:
-        """Run the operation `name` on the call in `call_json`; the reply's JSON.
-        `acknowledge` False: do not wait for KV's index to hold the change (`WriterState.run`)."""
+    async def serve(self, name: str, call_json: str) -> str:
+        """Run the operation `name` on the call in `call_json` (the object's RPC method);
+        the reply's JSON: the done model's, or the refusal, with what the call cost."""
         operation = OPERATIONS.get(name)
         if operation is None:
             refusal = Refusal(status=404, code="no_such_operation", message=name)
@@ -108,25 +103,46 @@ class WriterHost:
             refusal = Refusal(status=422, code="invalid_call", message=str(exc)[:500])
             return Reply(refusal=refusal).model_dump_json()
         ctx, kv, db = self._context(call)
-
-        async def op() -> tuple[BaseModel, WriterCosts]:
-            # Checked once the call has the writer (a forget may have run while it waited).
-            self.state.refuse_erased_token(call.token_id)
-            done = await operation.run(ctx, call)
+        counted: list[WriterCosts] = []
+        try:
             # Counted before the index flush: the flush is the writer's, shared by the
             # writes it coalesces (reported as index_writes).
-            return done, self._costs(kv, db)
-
-        try:
-            if operation.serialised:
-                done, costs = await self.state.run(op, acknowledge=acknowledge)
-            else:
-                done, costs = await op()
+            done = await self.execute(
+                operation, call, ctx, ran=lambda: counted.append(self._costs(kv, db))
+            )
         except Exception as exc:
             return Reply(refusal=self.describe(exc), costs=self._costs(kv, db)).model_dump_json()
+        costs = counted[0]
         costs.index_writes = self.state.index_writes
-        result = done.model_dump(mode="json", by_alias=True)
-        return Reply(result=result, costs=costs).model_dump_json()
+        return Reply[operation.done](result=done, costs=costs).model_dump_json(by_alias=True)
+
+    async def execute(
+        self,
+        operation: Operation[C, D],
+        call: C,
+        ctx: WriteContext | None = None,
+        *,
+        acknowledge: bool = True,
+        ran: Callable[[], object] | None = None,
+    ) -> D:
+        """Run `operation` on `call` in this writer: alone if it is serialised (then wait for
+        KV's index to hold the change, unless `acknowledge` is False: `WriterState.run`).
+        `ran` is called once the operation is done, before that wait."""
+        if ctx is None:
+            ctx = self._context(call)[0]
+        context = ctx
+
+        async def op() -> D:
+            # Checked once the call has the writer (a forget may have run while it waited).
+            self.state.refuse_erased_token(call.token_id)
+            done = await operation.run(context, call)
+            if ran is not None:
+                ran()
+            return done
+
+        if operation.serialised:
+            return await self.state.run(op, acknowledge=acknowledge)
+        return await op()
 
     async def alarm(self) -> None:
         """The object's alarm: heal an index flush that failed or was left for later, embed
@@ -202,8 +218,8 @@ class WriterHost:
 
     async def run_jobs(self) -> None:
         """Run the queued extraction jobs, oldest first, one at a time (the object's alarm).
-        Each chunk is an `extract` call served like any write, so the user's other writes
-        take turns with it in the writer."""
+        Each chunk is an `extract` call run like any write (directly, under the writer's
+        lock), so the user's other writes take turns with it in the writer."""
         if self._running_jobs:
             return
         self._running_jobs = True
@@ -233,17 +249,20 @@ class WriterHost:
                 session_now=job.session_now,
                 job_id=job.id,
             )
-            # Not acknowledged: nobody waits on a chunk; the job waits for KV once, below.
-            served = await self.serve("extract", dump_call(call), acknowledge=False)
-            reply = Reply.model_validate_json(served)
-            if self.jobs.get(job.id) is None:  # the user was erased: the chunk did nothing
-                return
-            if reply.refusal is not None:
-                r = reply.refusal
+            # Run here, in the writer, as any write; not acknowledged: nobody waits on a
+            # chunk, and the job waits for KV once, below.
+            try:
+                outcome = await self.execute(writes.extract, call, acknowledge=False)
+            except Exception as exc:
+                if self.jobs.get(job.id) is None:  # the user was erased: the chunk did nothing
+                    return
+                r = self.describe(exc)
                 job.error = JobError(status=r.status, code=r.code, message=r.message)
                 self._finish(job, "failed")
                 return
-            total.add(ExtractionOutcome.model_validate(reply.result))
+            if self.jobs.get(job.id) is None:  # the user was erased meanwhile
+                return
+            total.add(outcome)
             job.chunks_done, job.updated_at = job.chunks_done + 1, self._now()
             self.jobs.save(job)
             await asyncio.sleep(0)  # other requests' turn between chunks

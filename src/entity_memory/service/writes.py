@@ -1,26 +1,24 @@
 """Every write of a user's memory, as a typed call: the writer's interface.
 
-A route that writes builds a call (`UpsertCall`, `DeleteCall`, ...) and hands it to the user's
-`Writer`. Which operations write is decided here, by which of these a route calls, not by a
-path pattern. Each call has one service function (`upsert`, `delete_entity`, ...) that does
-the work against a `WriteContext` (the store, the ledger); the writer runs them:
+Each write is declared once, here: its service function, decorated with its call and done
+models (`@operation(UpsertCall, UpsertDone)`); the function's name is the operation's name
+and the decorated function is the `Operation` a route hands to the user's `Writer` with a
+call (`await writer.run(writes.upsert, call)`). Which operations write is decided here, by
+which of these a route runs, not by a path pattern. The writer runs them:
 
-- in production, in the user's Durable Object (`RemoteWriter` -> `service/writer_host.py`):
-  one at a time per user, against the object's own copy, the call and its answer crossing the
+- in production, in the user's Durable Object (`service/writers.py`'s `RemoteWriter` -> the
+  object's one RPC method `serve(name, call_json)` -> `service/writer_host.py`): one at a
+  time per user, against the object's own copy, the call and its answer crossing the
   boundary as the models' JSON, so what arrives is what was validated;
 - without a writer binding (CPython tests, a deployment without Durable Objects), in the
   request itself (`InProcessWriter`), with nothing serialising writes.
-
-A refusal inside the object (a bad id, a storage failure) comes back as a typed `Refusal`
-and is raised here as `WriterRefused`; an object that cannot be reached is
-`WriterUnavailable` (503 `writer_unavailable`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 from pydantic.alias_generators import to_camel
@@ -32,9 +30,18 @@ from entity_memory.extraction.registry import ExtractorFactory
 from entity_memory.service import erasure, expiry
 from entity_memory.service import reindex as reindexing
 from entity_memory.service.auth import TokenStore
+from entity_memory.service.batch_upsert import upsert_batch
 from entity_memory.service.bindings import Bindings
+from entity_memory.service.entity_merge import (
+    ExpectedVersion,
+    check_versions,
+    merge_into,
+    refuse_reserved,
+)
+from entity_memory.service.entity_removal import remove_entity
 from entity_memory.service.extraction.outcome import ExtractionOutcome
 from entity_memory.service.jobs import Job, JobBook, JobList, JobView, NoSuchJob, chunk_ends, job_id
+from entity_memory.service.stores import build_store
 from entity_memory.service.user_writer import WriterState
 from entity_memory.service.vector_backlog import VectorBacklog
 from entity_memory.storage.ledger import Ledger
@@ -60,9 +67,19 @@ class Call(BaseModel):
     token_id: str | None = None
 
 
+class EntityRefModel(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    type: str
+    id: str
+
+
 class UpsertCall(Call):
     session_id: str
     entities: list[EntityInput]
+    #: The versions the write is based on (an edit of what a page showed): refused with
+    #: `VersionConflict` if any entity is no longer at its version, nothing written.
+    expected_versions: list[ExpectedVersion] = Field(default_factory=list)
 
 
 class UpsertDone(BaseModel):
@@ -77,6 +94,24 @@ class DeleteCall(Call):
 
 class DeleteDone(BaseModel):
     deleted: bool
+
+
+class MergeCall(Call):
+    """Merge `other` into `keep` (two entities of `entity_type`, at the versions seen)."""
+
+    entity_type: str
+    keep: ExpectedVersion
+    other: ExpectedVersion
+
+
+class MergeDone(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+
+    entity: JsonDoc
+    merged: EntityRefModel
+    session_id: str
+    #: The other's name and aliases left out: the kept entity holds at most `MAX_ALIASES`.
+    dropped_aliases: list[str]
 
 
 class ExtractCall(Call):
@@ -110,13 +145,6 @@ class ReindexDone(BaseModel):
     embedded: int = 0
 
 
-class EntityRefModel(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    type: str
-    id: str
-
-
 class ExpiredCall(Call):
     entities: list[EntityRefModel]
 
@@ -141,10 +169,10 @@ class ForgetDone(BaseModel):
 
 @dataclass
 class WriteContext:
-    """What a write works with: the store and ledger over the writer's KV, the request's
-    bindings, the extractor factory, and the writer's own state (None outside a writer)."""
+    """What a write works with: the ledger and (built on first use: the job calls need none)
+    the store over the writer's KV, the request's bindings, the extractor factory, and the
+    writer's own state (None outside a writer)."""
 
-    store: EntityStore
     ledger: Ledger | None
     bindings: Bindings
     factory: ExtractorFactory
@@ -156,17 +184,62 @@ class WriteContext:
     #: The texts the writer embeds after the answer (None outside a writer: a write embeds
     #: inline, as nothing would come back for them).
     backlog: VectorBacklog | None = None
+    built: EntityStore | None = None
+
+    @property
+    def store(self) -> EntityStore:
+        if self.built is None:
+            self.built = build_store(self.bindings, self.ledger)
+        return self.built
+
+
+C = TypeVar("C", bound=Call)
+D = TypeVar("D", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class Operation(Generic[C, D]):
+    """One write: its name (the service function's), call and done models, and the function."""
+
+    name: str
+    call: type[C]
+    done: type[D]
+    run: Callable[[WriteContext, C], Awaitable[D]]
+    #: Runs alone in the writer (every write). False: it only reads or records the writer's
+    #: jobs (synchronous table calls), so it must not wait behind a running extraction.
+    serialised: bool = True
+
+
+#: Every write, by its name (what the writer's RPC method `serve` is called with).
+OPERATIONS: dict[str, Operation[Any, Any]] = {}
+
+
+def operation(
+    call: type[C], done: type[D], *, serialised: bool = True
+) -> Callable[[Callable[[WriteContext, C], Awaitable[D]]], Operation[C, D]]:
+    """Declare the decorated service function as the write of its name."""
+
+    def declare(run: Callable[[WriteContext, C], Awaitable[D]]) -> Operation[C, D]:
+        op = Operation(run.__name__, call, done, run, serialised)
+        OPERATIONS[op.name] = op
+        return op
+
+    return declare
 
 
 # --- the service functions, one per call ---------------------------------------------------
 
 
+@operation(UpsertCall, UpsertDone)
 async def upsert(ctx: WriteContext, call: UpsertCall) -> UpsertDone:
+    refuse_reserved(call.session_id)
+    await check_versions(ctx.store, call.user_id, call.expected_versions)
     backlog, wake = ctx.backlog, ctx.wake
     if backlog is None or wake is None:
-        results = await ctx.store.upsert_many(call.user_id, call.entities, call.session_id)
+        results = await upsert_batch(ctx.store, call.user_id, call.entities, call.session_id)
     else:
-        results = await ctx.store.upsert_many(
+        results = await upsert_batch(
+            ctx.store,
             call.user_id,
             call.entities,
             call.session_id,
@@ -177,16 +250,29 @@ async def upsert(ctx: WriteContext, call: UpsertCall) -> UpsertDone:
         if backlog.waiting():
             await wake()  # the alarm embeds them: service/vector_backlog.py
     return UpsertDone(
-        entities=[r.entity.to_json_dict() for r in results],
+        entities=[r.entity_json() for r in results],
         results=[r.to_json_dict() for r in results],
     )
 
 
+@operation(MergeCall, MergeDone)
+async def merge_entities(ctx: WriteContext, call: MergeCall) -> MergeDone:
+    done = await merge_into(ctx.store, call.user_id, call.entity_type, call.keep, call.other)
+    other = EntityRefModel(type=done.other.type, id=done.other.id)
+    return MergeDone(
+        entity=done.entity.to_json_dict(),
+        merged=other,
+        session_id=done.session_id,
+        dropped_aliases=done.dropped_aliases,
+    )
+
+
+@operation(DeleteCall, DeleteDone)
 async def delete_entity(ctx: WriteContext, call: DeleteCall) -> DeleteDone:
     validate_type(call.entity_type)
     validate_id(call.entity_id, "entity")
     return DeleteDone(
-        deleted=await ctx.store.delete(call.user_id, call.entity_type, call.entity_id)
+        deleted=await remove_entity(ctx.store, call.user_id, call.entity_type, call.entity_id)
     )
 
 
@@ -197,7 +283,9 @@ def _pipeline(ctx: WriteContext) -> SessionExtraction:
     return SessionExtraction(ctx.store, ctx.ledger, ctx.bindings, ctx.factory)
 
 
+@operation(ExtractCall, ExtractionOutcome)
 async def extract(ctx: WriteContext, call: ExtractCall) -> ExtractionOutcome:
+    refuse_reserved(call.session_id)
     if call.job_id is not None and (ctx.jobs is None or ctx.jobs.get(call.job_id) is None):
         raise NoSuchJob(call.job_id)
     outcome = await _pipeline(ctx).run(
@@ -206,11 +294,17 @@ async def extract(ctx: WriteContext, call: ExtractCall) -> ExtractionOutcome:
     return outcome if ctx.jobs is None else ctx.jobs.settled(call.session_id, outcome)
 
 
+@operation(ExtractCall, JobView, serialised=False)
 async def enqueue_extract(ctx: WriteContext, call: ExtractCall) -> JobView:
     """Check the request, record the job and answer at once; the writer's alarm runs it.
     Outside a writer there is no one to run it later, so it runs here and answers done."""
-    extractor = _pipeline(ctx).admit(call.user_id, call.session_id, call.messages, call.extractor)
-    now = ctx.store.clock()
+    from entity_memory.service.extraction.pipeline import admit  # on first use, as `_pipeline`
+
+    refuse_reserved(call.session_id)
+    extractor = admit(
+        ctx.bindings, ctx.factory, call.user_id, call.session_id, call.messages, call.extractor
+    )
+    now = ctx.bindings.clock()
     job = Job(
         id=job_id(call.session_id, call.messages),
         user_id=call.user_id,
@@ -225,7 +319,7 @@ async def enqueue_extract(ctx: WriteContext, call: ExtractCall) -> JobView:
         session_now=call.session_now,
     )
     if ctx.jobs is None:
-        outcome = await extract(ctx, call)
+        outcome = await extract.run(ctx, call)
         job.state, job.chunks_done, job.result = "done", job.chunks_total, outcome.to_json_dict()
         job.pending = outcome.pending
         return job.view()
@@ -238,6 +332,7 @@ async def enqueue_extract(ctx: WriteContext, call: ExtractCall) -> JobView:
     return job.view()
 
 
+@operation(JobCall, JobView, serialised=False)
 async def job_status(ctx: WriteContext, call: JobCall) -> JobView:
     job = None if ctx.jobs is None else ctx.jobs.get(call.job_id)
     if job is None:
@@ -247,19 +342,23 @@ async def job_status(ctx: WriteContext, call: JobCall) -> JobView:
     return job.view()
 
 
+@operation(JobsCall, JobList, serialised=False)
 async def list_jobs(ctx: WriteContext, call: JobsCall) -> JobList:
     return JobList(jobs=[] if ctx.jobs is None else ctx.jobs.list())
 
 
+@operation(ReindexCall, ReindexDone)
 async def reindex(ctx: WriteContext, call: ReindexCall) -> ReindexDone:
     return ReindexDone(**await reindexing.reindex(ctx.store, call.user_id))
 
 
+@operation(ExpiredCall, ExpiredDone)
 async def drop_expired(ctx: WriteContext, call: ExpiredCall) -> ExpiredDone:
     refs = [(e.type, e.id) for e in call.entities]
     return ExpiredDone(dropped=await expiry.drop_expired(ctx.store, call.user_id, refs))
 
 
+@operation(ForgetCall, ForgetDone)
 async def forget(ctx: WriteContext, call: ForgetCall) -> ForgetDone:
     """Erase the user in KV and D1, API tokens included (last, so a user's own token can
     repeat the call), and the writer's own copy. Repeat while `complete` is false."""
@@ -271,180 +370,3 @@ async def forget(ctx: WriteContext, call: ForgetCall) -> ForgetDone:
     if done.complete and ctx.state is not None:
         done.writer_rows_deleted = await ctx.state.forget(erased_tokens)
     return done
-
-
-C = TypeVar("C", bound=Call)
-D = TypeVar("D", bound=BaseModel)
-
-
-@dataclass(frozen=True)
-class Operation(Generic[C, D]):
-    call: type[C]
-    done: type[D]
-    run: Callable[[WriteContext, C], Awaitable[D]]
-    #: Runs alone in the writer (every write). False: it only reads or records the writer's
-    #: jobs (synchronous table calls), so it must not wait behind a running extraction.
-    serialised: bool = True
-
-
-#: Every write, by the name the writer is called with (the Durable Object's method names).
-OPERATIONS: dict[str, Operation[Any, Any]] = {
-    "upsert": Operation(UpsertCall, UpsertDone, upsert),
-    "delete_entity": Operation(DeleteCall, DeleteDone, delete_entity),
-    "extract": Operation(ExtractCall, ExtractionOutcome, extract),
-    "enqueue_extract": Operation(ExtractCall, JobView, enqueue_extract, serialised=False),
-    "job_status": Operation(JobCall, JobView, job_status, serialised=False),
-    "list_jobs": Operation(JobsCall, JobList, list_jobs, serialised=False),
-    "reindex": Operation(ReindexCall, ReindexDone, reindex),
-    "drop_expired": Operation(ExpiredCall, ExpiredDone, drop_expired),
-    "forget": Operation(ForgetCall, ForgetDone, forget),
-}
-
-
-def operation_of(call: Call) -> str:
-    return next(name for name, op in OPERATIONS.items() if isinstance(call, op.call))
-
-
-# --- what crosses the boundary ---------------------------------------------------------------
-
-
-class Refusal(BaseModel):
-    """An error the writer answered instead of a result (what the API answers with it)."""
-
-    status: int
-    code: str
-    message: str
-    details: JsonValue = None
-    headers: dict[str, str] | None = None
-
-
-class WriterCosts(BaseModel):
-    """What one call cost inside the writer, for the response's cost headers."""
-
-    kv_ops: dict[str, int] = Field(default_factory=dict)
-    d1_calls: int = 0
-    d1_statements: int = 0
-    #: KV writes of the index key this writer has made (coalescing made visible).
-    index_writes: int = 0
-
-
-class Reply(BaseModel):
-    """The writer's answer to one call: `result` (the done model's JSON) or `refusal`."""
-
-    result: JsonValue = None
-    refusal: Refusal | None = None
-    costs: WriterCosts | None = None
-
-
-class WriterRefused(Exception):
-    def __init__(self, refusal: Refusal) -> None:
-        super().__init__(refusal.message)
-        self.refusal = refusal
-
-
-class WriterUnavailable(Exception):
-    """The user's writer could not be reached (or did not answer a reply)."""
-
-
-def dump_call(call: Call) -> str:
-    """A call's JSON: only the fields set, so the entities' explicit fields stay explicit
-    (a merge tells a field sent from one left out)."""
-    return call.model_dump_json(by_alias=True, exclude_unset=True)
-
-
-# --- the writers -----------------------------------------------------------------------------
-
-
-class Writer(Protocol):
-    """The user's writer, as a route sees it: one typed method per write."""
-
-    costs: WriterCosts | None
-
-    async def upsert(self, call: UpsertCall) -> UpsertDone: ...
-    async def delete_entity(self, call: DeleteCall) -> DeleteDone: ...
-    async def extract(self, call: ExtractCall) -> ExtractionOutcome: ...
-    async def enqueue_extract(self, call: ExtractCall) -> JobView: ...
-    async def job_status(self, call: JobCall) -> JobView: ...
-    async def list_jobs(self, call: JobsCall) -> JobList: ...
-    async def reindex(self, call: ReindexCall) -> ReindexDone: ...
-    async def drop_expired(self, call: ExpiredCall) -> ExpiredDone: ...
-    async def forget(self, call: ForgetCall) -> ForgetDone: ...
-
-
-class _TypedWriter:
-    """The typed methods over one `_run(name, call)`."""
-
-    costs: WriterCosts | None = None
-
-    async def _run(self, name: str, call: Call) -> Any:
-        raise NotImplementedError
-
-    async def upsert(self, call: UpsertCall) -> UpsertDone:
-        return await self._run("upsert", call)  # type: ignore[no-any-return]
-
-    async def delete_entity(self, call: DeleteCall) -> DeleteDone:
-        return await self._run("delete_entity", call)  # type: ignore[no-any-return]
-
-    async def extract(self, call: ExtractCall) -> ExtractionOutcome:
-        return await self._run("extract", call)  # type: ignore[no-any-return]
-
-    async def enqueue_extract(self, call: ExtractCall) -> JobView:
-        return await self._run("enqueue_extract", call)  # type: ignore[no-any-return]
-
-    async def job_status(self, call: JobCall) -> JobView:
-        return await self._run("job_status", call)  # type: ignore[no-any-return]
-
-    async def list_jobs(self, call: JobsCall) -> JobList:
-        return await self._run("list_jobs", call)  # type: ignore[no-any-return]
-
-    async def reindex(self, call: ReindexCall) -> ReindexDone:
-        return await self._run("reindex", call)  # type: ignore[no-any-return]
-
-    async def drop_expired(self, call: ExpiredCall) -> ExpiredDone:
-        return await self._run("drop_expired", call)  # type: ignore[no-any-return]
-
-    async def forget(self, call: ForgetCall) -> ForgetDone:
-        return await self._run("forget", call)  # type: ignore[no-any-return]
-
-
-class InProcessWriter(_TypedWriter):
-    """Runs each call in the request itself (no writer binding)."""
-
-    def __init__(self, ctx: WriteContext) -> None:
-        self.ctx = ctx
-
-    async def _run(self, name: str, call: Call) -> Any:
-        return await OPERATIONS[name].run(self.ctx, call)
-
-
-class WriterStub(Protocol):
-    """A Durable Object stub as Python sees it: `await stub.<operation>(call_json)` returns
-    the reply's JSON (a Python Workers RPC call; strings cross unchanged)."""
-
-    def __getattr__(self, name: str) -> Callable[[str], Awaitable[str]]: ...
-
-
-#: The user's writer's stub, by user id (`env.USER_WRITER.getByName(user_id)`).
-WriterStubs = Callable[[str], Any]
-
-
-class RemoteWriter(_TypedWriter):
-    """Calls the user's Durable Object through its RPC methods."""
-
-    def __init__(self, stub: Any, now: int | None = None, token_id: str | None = None) -> None:
-        self.stub, self.now, self.token_id = stub, now, token_id
-
-    async def _run(self, name: str, call: Call) -> Any:
-        if self.now is not None and call.now is None:
-            call = call.model_copy(update={"now": self.now})
-        if self.token_id is not None and call.token_id is None:
-            call = call.model_copy(update={"token_id": self.token_id})
-        try:
-            answer = await getattr(self.stub, name)(dump_call(call))
-            reply = Reply.model_validate_json(str(answer))
-        except Exception as exc:
-            raise WriterUnavailable(f"the user's writer did not answer {name}: {exc}") from exc
-        self.costs = reply.costs
-        if reply.refusal is not None:
-            raise WriterRefused(reply.refusal)
-        return OPERATIONS[name].done.model_validate(reply.result)

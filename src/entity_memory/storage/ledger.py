@@ -3,39 +3,25 @@ and sessions whose LLM extraction is still owed (pending).
 
 KV holds only the live state, last writer wins. The ledger is the audit trail (SPEC best
 practices 2 and 7) and what trends and exports read. Writes for a whole batch go in one D1
-`batch` (one round trip, one transaction). The store writes the ledger after the entity
-documents and before the index, so the ledger never holds a version that KV never received.
+`batch` (one round trip, one transaction). A batch upsert (service/batch_upsert.py) writes
+the ledger after the entity documents and before the index, so the ledger never holds a
+version that KV never received. What a batch records (service/version_rows.py) is decided
+there; this module holds the SQL, and takes plain values.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any, Literal
 
-from entity_memory.domain.kind import kind_of
-from entity_memory.domain.merge import Change, MergeResult, same_value
 from entity_memory.domain.models import BaseEntity
-from entity_memory.domain.task_dates import measured_ms
 from entity_memory.storage.d1 import D1Database, Statement
 from entity_memory.storage.ledger_rows import PendingPart, PendingSession, ProcessedSession
 
 ChangeKind = Literal["created", "updated", "contradicted", "deleted", "expired"]
 RemovalKind = Literal["deleted", "expired"]
 REMOVAL_KINDS: frozenset[str] = frozenset({"deleted", "expired"})
-
-#: Fields whose change means the stored fact was contradicted, not merely refined (SPEC bp 7).
-CONTRADICTION_FIELDS = frozenset(
-    {
-        "metadata.strategy",
-        "metadata.budget",
-        "metadata.status",
-        "metadata.campaignId",
-        "metadata.value",  # a KPI's value or a preference's value
-        "metadata.resolved",
-        "metadata.action",
-    }
-)
 
 _INSERT_VERSION = (
     "INSERT INTO entity_versions (user_id, entity_type, entity_id, version, change_kind,"
@@ -49,70 +35,10 @@ _TOUCH_USER = (
     "INSERT INTO user_activity (user_id, last_write_at) VALUES (?, ?)"
     " ON CONFLICT(user_id) DO UPDATE SET last_write_at = excluded.last_write_at"
 )
-
-
-def change_kind(status: str, changes: dict[str, Change]) -> ChangeKind:
-    if status == "created":
-        return "created"
-    if any(path in CONTRADICTION_FIELDS and _contradicts(c) for path, c in changes.items()):
-        return "contradicted"
-    return "updated"
-
-
-def _contradicts(change: Change) -> bool:
-    """A stated fact replaced by another; not a first statement, nor the same value written
-    otherwise."""
-    return change.old is not None and not same_value(change.old, change.new)
-
-
-def _changes_json(changes: dict[str, Change]) -> str:
-    return json.dumps({k: {"old": c.old, "new": c.new} for k, c in changes.items()})
-
-
-def _version_row(
-    entity: BaseEntity, kind: ChangeKind, changes: dict[str, Change], now: int
-) -> Statement:
-    return (
-        _INSERT_VERSION,
-        (
-            entity.user_id,
-            entity.type,
-            entity.id,
-            entity.version,
-            kind,
-            json.dumps(entity.to_json_dict()),
-            _changes_json(changes),
-            entity.session_id,
-            now,
-        ),
-    )
-
-
 _DELETE_OBSERVATION = (
     "DELETE FROM metric_observations WHERE user_id = ? AND metric_id = ? AND session_id IS ?"
     " AND observed_at = ?"
 )
-
-
-def _observation_rows(result: MergeResult) -> list[Statement]:
-    """A row for each observation the write added to a metric's series, at the time its
-    value was measured (trends order a series by it, so a value told late about an earlier
-    day takes its place), even one older than the observations KV keeps. One that replaced
-    an observation of the same session and day (a later chunk of the session) replaces its
-    row, so the ledger says what KV says."""
-    entity = result.entity
-    if not kind_of(entity.type).keeps_series:
-        return []
-    meta = entity.metadata  # type: ignore[attr-defined]
-    rows: list[Statement] = []
-    for gone in result.observed.replaced:
-        when = measured_ms(gone.get("observedOn"), gone["at"])
-        rows.append((_DELETE_OBSERVATION, (entity.user_id, entity.id, gone.get("sessionId"), when)))
-    for obs in result.observed.added:
-        measured = measured_ms(obs.get("observedOn"), obs["at"])
-        values = (meta.campaign, meta.kpi, obs["value"], meta.unit, measured, obs.get("sessionId"))
-        rows.append((_INSERT_OBSERVATION, (entity.user_id, entity.id, *values)))
-    return rows
 
 
 def _parse_row(row: dict[str, Any]) -> dict[str, Any]:
@@ -142,20 +68,42 @@ class Ledger:
 
     # --- writes ----------------------------------------------------------------------------------
 
-    def upsert_statements(self, written: Iterable[MergeResult], now: int) -> list[Statement]:
-        """Rows for entities a batch wrote: a version each, an observation per new metric value."""
-        statements: list[Statement] = []
-        user_id = None
-        for result in written:
-            entity, changes = result.entity, result.changes
-            user_id = entity.user_id
-            statements.append(
-                _version_row(entity, change_kind(result.status, changes), changes, now)
-            )
-            statements += _observation_rows(result)
-        if user_id is not None:
-            statements.append((_TOUCH_USER, (user_id, now)))
-        return statements
+    def version_statement(
+        self,
+        entity: BaseEntity,
+        kind: ChangeKind,
+        entity_json: str,
+        changes_json: str,
+        now: int,
+    ) -> Statement:
+        """A version of an entity, as written (`entity_json`), with what changed."""
+        values = (entity.user_id, entity.type, entity.id, entity.version, kind, entity_json)
+        return (_INSERT_VERSION, (*values, changes_json, entity.session_id, now))
+
+    def observation_statement(
+        self,
+        user_id: str,
+        metric_id: str,
+        campaign: str | None,
+        kpi: str,
+        value: float,
+        unit: str | None,
+        measured_at: int,
+        session_id: str | None,
+    ) -> Statement:
+        """A value of a metric's series, at the time it was measured."""
+        values = (campaign, kpi, value, unit, measured_at, session_id)
+        return (_INSERT_OBSERVATION, (user_id, metric_id, *values))
+
+    def observation_removal_statement(
+        self, user_id: str, metric_id: str, session_id: str | None, measured_at: int
+    ) -> Statement:
+        """Drop the row of a value a later write of the same session and day replaced."""
+        return (_DELETE_OBSERVATION, (user_id, metric_id, session_id, measured_at))
+
+    def activity_statement(self, user_id: str, now: int) -> Statement:
+        """The user wrote at `now` (the cron's reindex visits recent writers)."""
+        return (_TOUCH_USER, (user_id, now))
 
     def removal_statement(
         self,

@@ -1,37 +1,31 @@
 """EntityStore: the SPEC's KV store, made to respect what KV bills and limits.
 
-KV allows one write per second per key and bills every operation, so a batch reads all the
-entities it touches with bulk gets, reads the index once and writes it once, and writes only
-the entities that actually changed; retrieval ranks on the index alone and bulk-gets only the
-chosen entities. Entity documents are written before the index, so a failure in between leaves
-entities that a reindex can find, never an index entry without its entity.
+KV allows one write per second per key and bills every operation: entities are read in bulk
+gets of 100, the index is read once per request (or held parsed by the user's writer) and
+written once per batch, capped; retrieval ranks on the index alone and bulk-gets only the
+chosen entities.
 
-This module is KV and D1 I/O only: what to rank (service/retrieval.py), what has expired
+This module is KV and D1 I/O only: how a batch is merged, recorded and indexed
+(service/batch_upsert.py), what to rank (service/retrieval.py), what has expired
 (service/expiry.py), how to rebuild an index (service/reindex.py) and how to erase a user
 (service/erasure.py) are service functions over it; `service.stores.build_store` makes it.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
-from entity_memory.domain.index_entries import place_entries
 from entity_memory.domain.keys import (
     entity_key,
     entity_prefix,
     index_key,
-    validate_id,
     validate_type,
 )
-from entity_memory.domain.merge import Change, MergeResult, Observed, Status, entity_id_for, merge
 from entity_memory.domain.models import (
     BaseEntity,
     EntityIndex,
-    EntityInputBase,
     IndexEntry,
     RankIndex,
     parse_entity,
@@ -39,7 +33,6 @@ from entity_memory.domain.models import (
 from entity_memory.embeddings.embedder import Embedder
 from entity_memory.settings import Settings, wall_clock_ms
 from entity_memory.storage import index_vectors
-from entity_memory.storage.d1 import Statement
 from entity_memory.storage.held_index import HeldIndex
 from entity_memory.storage.index_snapshots import IndexSnapshots, parse_index, parse_rank_index
 from entity_memory.storage.kv import MAX_BULK_GET_KEYS, KVListKey, KVNamespace
@@ -48,37 +41,12 @@ from entity_memory.storage.ledger import Ledger
 
 logger = logging.getLogger(__name__)
 
-#: Rewrites an item given the entity it will update (None for a new one), before merging.
-Adjust = Callable[[BaseEntity | None, EntityInputBase], EntityInputBase]
-#: Takes the (type, id) of entities indexed without the vector of their text, for the user's
-#: writer to embed after the answer (service/vector_backlog.py).
-DeferVectors = Callable[[list[tuple[str, str]]], None]
-
 #: Entries an index keeps at most (see `write_index`): ~6 MB of JSON.
 MAX_INDEX_ENTRIES = 20_000
 
 
 class CorruptRecord(Exception):
     """A stored document that no longer validates; surfaced, never silently dropped."""
-
-
-@dataclass
-class UpsertResult:
-    key: str
-    entity: BaseEntity
-    status: Status
-    changes: dict[str, Change] = field(default_factory=dict)
-
-    def to_json_dict(self) -> dict[str, Any]:
-        """What the API reports per item: where it went, what happened, what changed."""
-        return {
-            "key": self.key,
-            "id": self.entity.id,
-            "type": self.entity.type,
-            "status": self.status,
-            "version": self.entity.version,
-            "changes": {k: {"old": c.old, "new": c.new} for k, c in self.changes.items()},
-        }
 
 
 class EntityStore:
@@ -224,129 +192,18 @@ class EntityStore:
 
     # --- writes --------------------------------------------------------------------------------
 
-    async def _put_entity(self, key: str, entity: BaseEntity) -> None:
+    async def put_entities(self, written: Sequence[tuple[str, BaseEntity, str]]) -> None:
+        """Put each (key, entity, its JSON) with its type's TTL and the SPEC's metadata.
+        Different keys, so no write waits for another: sent together, a few at a time."""
+        await bounded_gather([self._put_entity(k, e, text) for k, e, text in written])
+
+    async def _put_entity(self, key: str, entity: BaseEntity, text: str) -> None:
         await self.kv.put(
             key,
-            json.dumps(entity.to_json_dict()),
+            text,
             expiration_ttl=self.settings.ttl_seconds(entity.type),
             metadata=kv_metadata(entity),
         )
-
-    async def upsert_many(
-        self,
-        user_id: str,
-        items: Sequence[EntityInputBase],
-        session_id: str,
-        *,
-        index: EntityIndex | None = None,
-        adjust: Adjust | None = None,
-        ledger_extra: Sequence[Statement] = (),
-        defer_vectors: DeferVectors | None = None,
-    ) -> list[UpsertResult]:
-        """Upsert a batch: one bulk read per 100 entities, one index read, one index write.
-
-        Every key is built (and so every id validated) before anything is read or written, so a
-        bad item rejects the whole batch with nothing stored. An entity named twice in a batch
-        is merged twice in memory and written once. A caller that already read the index passes
-        it in; `adjust(old, item)` may rewrite an item once its stored state is known (novelty
-        scoring); `ledger_extra` statements join the batch's single ledger write;
-        `defer_vectors` leaves the embedding of changed texts to the user's writer, after the
-        answer (`_index_entities`).
-        """
-        validate_id(user_id, "user")
-        validate_id(session_id, "session")
-        keys = [entity_key(user_id, it.type, entity_id_for(it)) for it in items]  # type: ignore[attr-defined]
-        if not items:
-            return []
-        now = self.clock()
-        stored = await self.get_many(keys)
-        if index is None:
-            index = await self.read_index(user_id)
-
-        current, merged = self._merge_batch(keys, items, stored, user_id, session_id, now, adjust)
-        dirty = [k for k in dict.fromkeys(keys) if current[k] is not stored[k]]
-        # An entity stored but missing from the index (a crash between the two writes, or a
-        # lost index write) is indexed again when it is sent again, even when unchanged.
-        indexed = {(e.type, e.id) for e in index.entries}
-        unindexed = [
-            k
-            for k in dict.fromkeys(keys)
-            if k not in dirty and (current[k].type, current[k].id) not in indexed  # type: ignore[union-attr]
-        ]
-        # Different keys, so no write waits for another: send them together, a few at a time.
-        await bounded_gather([self._put_entity(k, current[k]) for k in dirty])  # type: ignore[arg-type]
-        await self._record(user_id, merged, now, ledger_extra)
-        if dirty or unindexed:
-            written = [current[k] for k in dirty + unindexed]
-            await self._index_entities(user_id, index, written, defer_vectors=defer_vectors)  # type: ignore[arg-type]
-        return [
-            UpsertResult(key, r.entity, r.status, r.changes)
-            for key, r in zip(keys, merged, strict=True)
-        ]
-
-    def _merge_batch(
-        self,
-        keys: Sequence[str],
-        items: Sequence[EntityInputBase],
-        stored: dict[str, BaseEntity | None],
-        user_id: str,
-        session_id: str,
-        now: int,
-        adjust: Adjust | None,
-    ) -> tuple[dict[str, BaseEntity | None], list[MergeResult]]:
-        """Merge each item onto what is stored (or onto the batch's earlier merge of it)."""
-        current: dict[str, BaseEntity | None] = dict(stored)
-        merged: list[MergeResult] = []
-        for key, item in zip(keys, items, strict=True):
-            if adjust is not None:
-                item = adjust(current[key], item)
-            result = merge(current[key], item, user_id, session_id, now)
-            current[key] = result.entity
-            merged.append(result)
-        return current, merged
-
-    async def _record(
-        self, user_id: str, merged: Sequence[MergeResult], now: int, extra: Sequence[Statement]
-    ) -> None:
-        """The batch's one ledger write: a version per changed entity, and `extra`."""
-        if self.ledger is None:
-            return
-        written = [r for r in merged if r.status != "unchanged"]
-        written += await self._unrecorded(user_id, merged)
-        if written or extra:
-            await self.ledger.write(self.ledger.upsert_statements(written, now) + list(extra))
-
-    async def _index_entities(
-        self,
-        user_id: str,
-        index: EntityIndex,
-        entities: Sequence[BaseEntity],
-        *,
-        defer_vectors: DeferVectors | None = None,
-    ) -> None:
-        """Put (or replace) the entries of `entities` in `index`, with their vectors, and
-        write it once.
-
-        With `defer_vectors`, changed texts are not embedded here: their entries keep the
-        vector of the previous text (close; its `vec_key` says it is stale) or none, and
-        `defer_vectors` is handed their refs just before the index is written, with no await
-        between (inside the user's writer both are rows of its storage, written together: an
-        entry indexed without its vector is always listed for one)."""
-        if defer_vectors is not None:
-            vectors, later = index_vectors.held(self.embedder, index, entities)
-        else:
-            vectors, later = await self.vectors_for(index, entities), []
-        stale = set(later)
-        before = {(e.type, e.id): e for e in index.entries if (e.type, e.id) in stale}
-        place_entries(index, entities, vectors)
-        if before:
-            for entry in index.entries:  # fresh entries: place_entries made them
-                old = before.get((entry.type, entry.id))
-                if old is not None:
-                    entry.vec, entry.vec_key = old.vec, old.vec_key
-        if later and defer_vectors is not None:
-            defer_vectors(later)
-        await self.write_index(user_id, index)
 
     async def vectors_for(
         self, index: EntityIndex, entities: Sequence[BaseEntity]
@@ -355,65 +212,14 @@ class EntityStore:
         the model failed (they rank lexically until a reindex backfills them)."""
         return await index_vectors.vectors_for(self.embedder, index, entities)
 
-    async def _unrecorded(self, user_id: str, merged: Sequence[MergeResult]) -> list[MergeResult]:
-        """Versions KV holds that the ledger lacks, among the batch's unchanged entities.
-
-        KV is written before the ledger; if the ledger write failed, the client's retry finds
-        those entities already current. Recording their version now keeps the ledger complete
-        (one D1 read, only for batches that contain unchanged entities).
-        """
-        assert self.ledger is not None
-        same = {(r.entity.type, r.entity.id): r.entity for r in merged if r.status == "unchanged"}
-        if not same:
-            return []
-        latest = await self.ledger.latest(user_id, list(same))
-        rows: list[MergeResult] = []
-        for key, entity in same.items():
-            recorded = latest.get(key, (0, ""))[0]
-            if recorded < entity.version:
-                # A version 1 the ledger never saw was created by the attempt that failed;
-                # the observations that version's write made are those told at its time.
-                kind: Status = "created" if recorded == 0 and entity.version == 1 else "updated"
-                rows.append(MergeResult(entity, kind, observed=Observed.told_at_update(entity)))
-        return rows
-
-    async def delete(self, user_id: str, entity_type: str, entity_id: str) -> bool:
-        """Delete the entity and its index entry; False if neither existed."""
-        key = entity_key(user_id, entity_type, entity_id)
+    async def delete_document(self, key: str) -> tuple[bool, BaseEntity | None]:
+        """Delete an entity's document: (whether there was one, what it held: None if it
+        no longer validates)."""
         data = await self.kv.get_json(key)
-        existed = data is not None
-        if existed:
-            await self.kv.delete(key)
-            if self.ledger is not None:
-                entity = self._parse_or_skip(key, data)
-                version = entity.version if entity is not None else 0
-                await self.ledger.write(
-                    [
-                        self.ledger.removal_statement(
-                            user_id, entity_type, entity_id, version, "deleted", self.clock()
-                        )
-                    ]
-                )
-        elif self.ledger is not None:
-            # A retry after a failed ledger write: KV already lost the entity, the ledger not.
-            last = (await self.ledger.latest(user_id, [(entity_type, entity_id)])).get(
-                (entity_type, entity_id)
-            )
-            if last is not None and last[1] not in ("deleted", "expired"):
-                await self.ledger.write(
-                    [
-                        self.ledger.removal_statement(
-                            user_id, entity_type, entity_id, last[0], "deleted", self.clock()
-                        )
-                    ]
-                )
-                existed = True
-        index = await self.read_index(user_id)
-        kept = [e for e in index.entries if not (e.type == entity_type and e.id == entity_id)]
-        if len(kept) != len(index.entries):
-            await self.write_index(user_id, index.model_copy(update={"entries": kept}))
-            return True
-        return existed
+        if data is None:
+            return False, None
+        await self.kv.delete(key)
+        return True, self._parse_or_skip(key, data)
 
     # --- listing -------------------------------------------------------------------------------
 

@@ -40,7 +40,7 @@ from entity_memory.extraction.llm.ask import (
     ChatMessages,
     Reply,
 )
-from entity_memory.extraction.llm.catalog import ModelSpec
+from entity_memory.extraction.llm.chat_models import ModelSpec
 from entity_memory.extraction.llm.chunking import (
     Chunk,
     estimate_tokens,

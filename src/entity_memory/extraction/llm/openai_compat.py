@@ -31,7 +31,6 @@ from entity_memory.extraction.llm.ask import (
     Ask,
     Reply,
 )
-from entity_memory.extraction.llm.catalog import openai_spec
 from entity_memory.extraction.llm.chat import (
     ChatExtractor,
     PromptTooLong,
@@ -39,6 +38,7 @@ from entity_memory.extraction.llm.chat import (
     Sleep,
     retry_after_seconds,
 )
+from entity_memory.extraction.llm.chat_models import openai_spec
 from entity_memory.extraction.llm.parsing import usage_from
 from entity_memory.extraction.llm.typed import Design
 from entity_memory.settings import (

@@ -2,7 +2,7 @@
 
 Request: `ai_run(model, {"messages": [system, user], "response_format": <schema in the
 model's form>, "max_tokens": N})`, plus `"temperature": 0` for non-reasoning models. The
-schema form follows catalog.py: `{"type": "json_schema", "json_schema": {"name", "schema",
+schema form follows chat_models.py: `{"type": "json_schema", "json_schema": {"name", "schema",
 "strict"}}` for newer models, the schema itself under `json_schema` for the older Llama ones.
 
 The binding raises on failure with the Workers AI error in its message
@@ -32,13 +32,13 @@ from entity_memory.extraction.llm.ask import (
     Ask,
     Reply,
 )
-from entity_memory.extraction.llm.catalog import REASONING_MAX_TOKENS, workers_ai_spec
 from entity_memory.extraction.llm.chat import (
     ChatExtractor,
     PromptTooLong,
     RetryableError,
     Sleep,
 )
+from entity_memory.extraction.llm.chat_models import REASONING_MAX_TOKENS, workers_ai_spec
 from entity_memory.extraction.llm.parsing import usage_from
 from entity_memory.extraction.llm.typed import Design
 from entity_memory.settings import (

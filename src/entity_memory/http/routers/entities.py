@@ -23,8 +23,17 @@ from entity_memory.http.deps import (
     pinned_now,
 )
 from entity_memory.http.errors import ApiError
-from entity_memory.http.schemas import Deleted, EntityList, UpsertBody, UpsertResponse
-from entity_memory.service.writes import DeleteCall, UpsertCall
+from entity_memory.http.schemas import (
+    Deleted,
+    EntityList,
+    MergeBody,
+    MergeResponse,
+    UpsertBody,
+    UpsertResponse,
+)
+from entity_memory.service import writes
+from entity_memory.service.entity_merge import ExpectedVersion
+from entity_memory.service.writes import DeleteCall, MergeCall, UpsertCall
 
 router = APIRouter(prefix="/v1/users/{user_id}/entities", tags=["entities"])
 
@@ -84,14 +93,18 @@ def _check_measured_days(entities: Sequence[EntityInputBase], now: int) -> None:
 async def upsert_entities(
     user_id: UserId, request: Request, writer: WriterDep, b: BindingsDep
 ) -> dict[str, Any]:
-    """Upsert a batch (at most 100) of entities; a bad item rejects the whole batch."""
+    """Upsert a batch (at most 100) of entities; a bad item rejects the whole batch. With
+    `expected_versions`, a batch whose entities changed since they were read is refused
+    (409 `version_conflict`), nothing written."""
     raw = await read_json(request)
     _check_batch(raw)
     body = parse(UpsertBody, raw, "invalid_entity", "entities do not validate")
     validate_id(body.session_id, "session")
     _check_measured_days(body.entities, pinned_now(request, b) or b.clock())
     call = UpsertCall(user_id=user_id, session_id=body.session_id, entities=body.entities)
-    return (await writer.upsert(call)).model_dump()
+    if body.expected_versions:
+        call = call.model_copy(update={"expected_versions": body.expected_versions})
+    return (await writer.run(writes.upsert, call)).model_dump()
 
 
 @router.get("", response_model=EntityList, response_model_exclude_unset=True)
@@ -124,6 +137,26 @@ async def get_entity(user_id: UserId, ref: EntityRefDep, store: StoreDep) -> dic
 @router.delete("/{entity_type}/{entity_id}", response_model=Deleted)
 async def delete_entity(user_id: UserId, ref: EntityRefDep, writer: WriterDep) -> dict[str, Any]:
     call = DeleteCall(user_id=user_id, entity_type=ref[0], entity_id=ref[1])
-    if not (await writer.delete_entity(call)).deleted:
+    if not (await writer.run(writes.delete_entity, call)).deleted:
         raise ApiError(404, "not_found", f"no {ref[0]} {ref[1]!r}")
     return {"deleted": {"type": ref[0], "id": ref[1]}}
+
+
+@router.post(
+    "/{entity_type}/{entity_id}/merge",
+    response_model=MergeResponse,
+    openapi_extra=openapi_body(MergeBody),
+)
+async def merge_entities(
+    user_id: UserId, ref: EntityRefDep, request: Request, writer: WriterDep
+) -> dict[str, Any]:
+    """Merge another entity of the same type into this one, in one write of the user's
+    writer: its name and aliases become aliases here, its facts fill what this one lacks, it
+    is deleted (its history stays in the ledger). Both versions must be those read (else 409
+    `version_conflict`, nothing written)."""
+    body = parse(MergeBody, await read_json(request), "invalid_request", "merge does not validate")
+    validate_id(body.other, "entity")
+    keep = ExpectedVersion(type=ref[0], id=ref[1], version=body.version)
+    other = ExpectedVersion(type=ref[0], id=body.other, version=body.other_version)
+    call = MergeCall(user_id=user_id, entity_type=ref[0], keep=keep, other=other)
+    return (await writer.run(writes.merge_entities, call)).model_dump(by_alias=True)

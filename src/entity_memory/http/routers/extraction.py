@@ -17,7 +17,8 @@ from entity_memory.http.body import openapi_body, parse, read_json
 from entity_memory.http.deps import UserId, WriterDep
 from entity_memory.http.errors import ApiError, error_response, pydantic_details
 from entity_memory.http.schemas import ExtractBody, ExtractResponse
-from entity_memory.service.extract_session import transcript_to_messages
+from entity_memory.http.transcript import transcript_to_messages
+from entity_memory.service import writes
 from entity_memory.service.jobs import RUNNABLE, JobList, JobView
 from entity_memory.service.writes import ExtractCall, JobCall, JobsCall
 
@@ -65,14 +66,14 @@ async def extract(
         user_id=user_id, session_id=session_id, messages=messages, extractor=body.extractor
     )
     wait = _wait_asked(request)  # before the job is recorded: a bad value changes nothing
-    job = await writer.enqueue_extract(call)
+    job = await writer.run(writes.enqueue_extract, call)
     delay = JOB_POLL_FIRST_S
     loop = asyncio.get_running_loop()
     deadline = loop.time() + wait
     while job.state in RUNNABLE and loop.time() < deadline:
         await asyncio.sleep(min(delay, max(0.0, deadline - loop.time())))
         delay = min(delay * 2, JOB_POLL_MAX_S)
-        job = await writer.job_status(JobCall(user_id=user_id, job_id=job.id))
+        job = await writer.run(writes.job_status, JobCall(user_id=user_id, job_id=job.id))
     return _answer(user_id, job)
 
 
@@ -80,14 +81,14 @@ async def extract(
 async def job_status(user_id: UserId, job_id: str, writer: WriterDep) -> JSONResponse:
     """One extraction job: its state, progress, and once done its result."""
     validate_id(job_id, "job")
-    job = await writer.job_status(JobCall(user_id=user_id, job_id=job_id))
+    job = await writer.run(writes.job_status, JobCall(user_id=user_id, job_id=job_id))
     return JSONResponse(job.model_dump(mode="json", by_alias=True))
 
 
 @router.get("/v1/users/{user_id}/jobs", responses={200: {"model": JobList}})
 async def list_jobs(user_id: UserId, writer: WriterDep) -> JSONResponse:
     """The user's extraction jobs, newest first (results left out: GET a job for its own)."""
-    jobs = (await writer.list_jobs(JobsCall(user_id=user_id))).jobs
+    jobs = (await writer.run(writes.list_jobs, JobsCall(user_id=user_id))).jobs
     return JSONResponse({"jobs": [_summary(j) for j in jobs]})
 
 

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from entity_memory.extraction.base import KnownEntity, Message
 from entity_memory.extraction.grounding import ground, session_context
 from entity_memory.extraction.validate import validate_candidates
-from entity_memory.service.extraction.models import Checked, Extracted
+from entity_memory.service.extraction.stage_data import Checked, Extracted
 
 
 def check(

@@ -31,9 +31,9 @@ from entity_memory.extraction.registry import (
     configured_extractor,
 )
 from entity_memory.service.bindings import Bindings
-from entity_memory.service.extraction.errors import ExtractionRequestError
-from entity_memory.service.extraction.models import Extracted, Known, Plan
 from entity_memory.service.extraction.ports import SessionStore
+from entity_memory.service.extraction.request_errors import ExtractionRequestError
+from entity_memory.service.extraction.stage_data import Extracted, Known, Plan
 
 #: Known entities whose current facts are read for an LLM's context (one bulk KV read).
 KNOWN_WITH_FACTS = 100

@@ -18,11 +18,11 @@ from entity_memory.service.bindings import Bindings
 from entity_memory.service.extraction import check as check_stage
 from entity_memory.service.extraction import extract as extract_stage
 from entity_memory.service.extraction import plan as plan_stage
-from entity_memory.service.extraction.ledger import ledger_rows
-from entity_memory.service.extraction.models import Extracted, LedgerRows, Plan, SessionRequest
 from entity_memory.service.extraction.outcome import ExtractionOutcome
 from entity_memory.service.extraction.ports import SessionLedger, SessionStore
-from entity_memory.service.extraction.resolve import resolve
+from entity_memory.service.extraction.resolve_candidates import resolve
+from entity_memory.service.extraction.session_cursor import ledger_rows
+from entity_memory.service.extraction.stage_data import Extracted, LedgerRows, Plan, SessionRequest
 from entity_memory.service.extraction.upsert import upsert
 
 
@@ -44,6 +44,25 @@ def still_pending(plan: Plan, rows: LedgerRows) -> bool:
     """Whether the session owes an LLM messages after this run: what failed now, or what an
     LLM owed before and the rules did not retry (they never take over an LLM's range)."""
     return bool(rows.owed) or (plan.prior is not None and not plan.is_llm)
+
+
+def admit(
+    bindings: Bindings,
+    factory: ExtractorFactory,
+    user_id: str,
+    session_id: str,
+    messages: list[Message],
+    extractor: str | None,
+) -> str:
+    """What `SessionExtraction.run` would refuse before reading anything, refused now (a job
+    is accepted only if it can run); the extractor that will run it."""
+    request = SessionRequest(
+        user_id=user_id, session_id=session_id, messages=messages, requested=extractor
+    )
+    plan_stage.validate_request(request)
+    name = extract_stage.choose_extractor(request.requested, bindings)
+    extract_stage.build_extractor(factory, name, bindings, extractor is not None)
+    return name
 
 
 @dataclass
@@ -70,19 +89,6 @@ class SessionExtraction:
             session_now=session_now,
         )
         return await self.run_request(request)
-
-    def admit(
-        self, user_id: str, session_id: str, messages: list[Message], extractor: str | None
-    ) -> str:
-        """What `run` would refuse before reading anything, refused now (a job is accepted
-        only if it can run); the extractor that will run it."""
-        request = SessionRequest(
-            user_id=user_id, session_id=session_id, messages=messages, requested=extractor
-        )
-        plan_stage.validate_request(request)
-        name = extract_stage.choose_extractor(request.requested, self.bindings)
-        extract_stage.build_extractor(self.factory, name, self.bindings, extractor is not None)
-        return name
 
     async def run_request(self, request: SessionRequest) -> ExtractionOutcome:
         plan_stage.validate_request(request)
@@ -121,7 +127,7 @@ class SessionExtraction:
         return ExtractionOutcome(
             processed=not rows.owed,
             extractor=name,
-            entities=[r.entity.to_json_dict() for r in upserted],
+            entities=[r.entity_json() for r in upserted],
             results=[r.to_json_dict() for r in upserted],
             rejected=checked.rejected,
             dropped=checked.dropped,

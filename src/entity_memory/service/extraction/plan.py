@@ -16,9 +16,9 @@ from collections.abc import Sequence
 from entity_memory.domain.keys import validate_id
 from entity_memory.domain.limits import MAX_MESSAGES
 from entity_memory.extraction.base import Message
-from entity_memory.service.extraction.errors import ExtractionRequestError
-from entity_memory.service.extraction.models import Plan, Range, SessionCursor, SessionRequest
 from entity_memory.service.extraction.ports import SessionLedger
+from entity_memory.service.extraction.request_errors import ExtractionRequestError
+from entity_memory.service.extraction.stage_data import Plan, Range, SessionCursor, SessionRequest
 
 
 def messages_hash(messages: Sequence[Message]) -> str:

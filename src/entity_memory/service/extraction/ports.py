@@ -6,38 +6,20 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
-from entity_memory.domain.models import EntityIndex, EntityInputBase
-from entity_memory.embeddings.embedder import Embedder
+from entity_memory.service.batch_upsert import UpsertStore
 from entity_memory.storage.d1 import Statement
 from entity_memory.storage.ledger_rows import ProcessedSession
-from entity_memory.storage.store import Adjust, UpsertResult
 
 
 class DocumentReader(Protocol):
     async def get_json_many(self, keys: Sequence[str]) -> Mapping[str, Any]: ...
 
 
-class SessionStore(Protocol):
-    """The store as the stages use it: its clock, the index, bulk reads of entity documents
-    (known facts), the embedder (semantic resolution) and the batch upsert."""
+class SessionStore(UpsertStore, Protocol):
+    """The store as the stages use it: what a batch upsert needs (its clock, the index, the
+    embedder for semantic resolution), and bulk reads of entity documents (known facts)."""
 
     kv: DocumentReader
-    embedder: Embedder | None
-
-    def clock(self) -> int: ...
-
-    async def read_index(self, user_id: str) -> EntityIndex: ...
-
-    async def upsert_many(
-        self,
-        user_id: str,
-        items: Sequence[EntityInputBase],
-        session_id: str,
-        *,
-        index: EntityIndex | None = None,
-        adjust: Adjust | None = None,
-        ledger_extra: Sequence[Statement] = (),
-    ) -> list[UpsertResult]: ...
 
 
 class SessionLedger(Protocol):

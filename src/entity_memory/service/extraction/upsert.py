@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from entity_memory.domain.models import EntityIndex, EntityInputBase
-from entity_memory.service.extraction.models import LedgerRows
+from entity_memory.service.batch_upsert import UpsertResult, upsert_batch
 from entity_memory.service.extraction.ports import SessionLedger, SessionStore
-from entity_memory.service.extraction.resolve import novelty
-from entity_memory.storage.store import UpsertResult
+from entity_memory.service.extraction.resolve_candidates import novelty
+from entity_memory.service.extraction.stage_data import LedgerRows
 
 
 async def upsert(
@@ -21,8 +21,14 @@ async def upsert(
     index: EntityIndex,
     rows: LedgerRows,
 ) -> list[UpsertResult]:
-    upserted = await store.upsert_many(
-        user_id, items, session_id, index=index, adjust=novelty, ledger_extra=rows.statements
+    upserted = await upsert_batch(
+        store,
+        user_id,
+        items,
+        session_id,
+        index=index,
+        adjust=novelty,
+        ledger_extra=rows.statements,
     )
     if not items and ledger is not None:
         await ledger.write(rows.statements)

@@ -1,4 +1,4 @@
-import { state } from "./dom.js";
+import { h, say, state, statusBox } from "./dom.js";
 
 // --- API ------------------------------------------------------------------------------------
 export class ApiError extends Error {
@@ -33,6 +33,29 @@ export async function api(method, path, body) {
 }
 export function userPath(rest) {
   return "/v1/users/" + encodeURIComponent(state.user) + (rest || "");
+}
+// A write refused because the entity changed since the page read it (409 version_conflict).
+export function isConflict(err) {
+  return err instanceof ApiError && err.code === "version_conflict";
+}
+export function conflictMessage(err) {
+  const d = err.details || {};
+  return "Not saved: " + (d.id || "this entity") + " changed since this page loaded it " +
+    "(version " + d.expectedVersion + " here, " + d.currentVersion + " now). " +
+    "Reload to see the newer values, then make the change again.";
+}
+// Says why a write failed; a conflict offers to reload the page's entity.
+export function sayConflict(err, reload) {
+  if (!isConflict(err)) {
+    say(explain(err), "error");
+    return;
+  }
+  say(conflictMessage(err), "error");
+  const box = statusBox.querySelector(".notice");
+  if (box && reload) {
+    box.append(" ", h("button", { type: "button", class: "secondary small", onclick: reload },
+      "Reload"));
+  }
 }
 export function explain(err) {
   if (!(err instanceof ApiError)) return String(err);

@@ -1,4 +1,4 @@
-import { ApiError, api, explain, userPath } from "./api.js";
+import { ApiError, api, explain, sayConflict, userPath } from "./api.js";
 import { mergeSection, mergedFrom } from "./manage.js";
 import {
   EDIT_SESSION, HIDDEN_META, MAPPING_META, TYPE_LABEL, fmtDate, fmtNum, fmtValue, h, humanize, main, page, s, say, sayNext, section, tableWrap, typeBadge,
@@ -88,10 +88,13 @@ export function factRow(entity, fact, reload) {
           // The sentence is not resent: the service keeps it unless it states the old value.
           delete body.content;
         }
+        // The version this page shows: a write made since (an agent's) is not undone.
+        const expected = [{ type: entity.type, id: entity.id, version: entity.version }];
         try {
-          await api("PUT", userPath("/entities"), { session_id: EDIT_SESSION, entities: [body] });
+          await api("PUT", userPath("/entities"),
+            { session_id: EDIT_SESSION, entities: [body], expected_versions: expected });
         } catch (err) {
-          say(explain(err), "error");
+          sayConflict(err, reload);
           return;
         }
         say("Saved " + fact.label + ". The change is in the history below.");

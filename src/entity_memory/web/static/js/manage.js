@@ -1,9 +1,10 @@
-import { api, explain, userPath } from "./api.js";
+import { api, explain, sayConflict, userPath } from "./api.js";
 import { EDIT_SESSION, TYPES, TYPE_LABEL, entityHref, h, page, say, sayNext, section } from "./dom.js";
 
 // --- adding and merging, through the public write path (PUT and DELETE) ----------------------
-// A merge writes the kept entity under this session prefix, then deletes the other: the kept
-// entity's history says what was merged in, and the deleted one's history stays in the ledger.
+// A merge (one write of the service) records the kept entity's new version under this session
+// prefix, which no other write may use, then deletes the other: the kept entity's history says
+// what was merged in, and the deleted one's history stays in the ledger.
 export const MERGE_SESSION = "inspector-merge.";
 
 const EXAMPLE_METADATA = {
@@ -66,35 +67,14 @@ export function addPage(params) {
   name.focus();
 }
 
-function mergedInput(keep, other) {
-  const meta = {};
-  for (const [key, value] of Object.entries(other.metadata || {})) {
-    if (key !== "history" && key !== "provenance" && value !== null) meta[key] = value;
-  }
-  for (const [key, value] of Object.entries(keep.metadata || {})) {
-    if (key !== "history" && key !== "provenance" && value !== null) meta[key] = value;
-  }
-  const seen = new Set([keep.name.toLowerCase()]);
-  const aliases = [];
-  for (const alias of [...(keep.aliases || []), other.name, ...(other.aliases || [])]) {
-    if (!seen.has(alias.toLowerCase())) { seen.add(alias.toLowerCase()); aliases.push(alias); }
-  }
-  return {
-    type: keep.type, id: keep.id, name: keep.name,
-    content: keep.content || other.content, importance: Math.max(keep.importance, other.importance),
-    aliases, metadata: meta,
-  };
-}
-
+// One write in the user's writer: both versions as read, checked there (409 if either changed).
 export async function mergeEntities(keep, otherId) {
   const other = await api("GET", userPath("/entities/" + encodeURIComponent(keep.type) + "/" +
     encodeURIComponent(otherId)));
-  await api("PUT", userPath("/entities"), {
-    session_id: MERGE_SESSION + other.id, entities: [mergedInput(keep, other)],
-  });
-  await api("DELETE", userPath("/entities/" + encodeURIComponent(other.type) + "/" +
-    encodeURIComponent(other.id)));
-  return other;
+  const done = await api("POST", userPath("/entities/" + encodeURIComponent(keep.type) + "/" +
+    encodeURIComponent(keep.id) + "/merge"),
+  { other: other.id, version: keep.version, other_version: other.version });
+  return { other, dropped: done.droppedAliases || [] };
 }
 
 export async function mergeSection(entity, reload) {
@@ -108,13 +88,18 @@ export async function mergeSection(entity, reload) {
     others.map((e) => h("option", { value: e.id }, e.name)));
   async function onSubmit(event) {
     event.preventDefault();
-    let other;
-    try { other = await mergeEntities(entity, pick.value); } catch (err) {
-      say(explain(err), "error");
+    let merged;
+    try { merged = await mergeEntities(entity, pick.value); } catch (err) {
+      sayConflict(err, reload);
       return;
     }
-    say("Merged " + other.name + " into " + entity.name + ": its name is an alias now, and " +
-      "both histories are kept.");
+    const { other, dropped } = merged;
+    let text = "Merged " + other.name + " into " + entity.name + ": its name is an alias " +
+      "now, and both histories are kept.";
+    if (dropped.length) {
+      text += " An entity keeps at most 20 aliases; left out: " + dropped.join(", ") + ".";
+    }
+    say(text);
     await reload();
   }
   return section("Merge", h("form", { class: "row", onsubmit: onSubmit },

@@ -17,6 +17,7 @@ from entity_memory.domain.trends import metric_trends, pain_point_trends
 from entity_memory.http.deps import EntityRefDep, LedgerDep, StoreDep, UserId, WriterDep
 from entity_memory.http.errors import ApiError
 from entity_memory.http.schemas import Changes, Export, Forgotten, History, Trends
+from entity_memory.service import writes
 from entity_memory.service.writes import ForgetCall
 
 router = APIRouter(prefix="/v1/users/{user_id}", tags=["ledger"])
@@ -77,5 +78,5 @@ async def forget_user(user_id: UserId, ledger: LedgerDep, writer: WriterDep) -> 
     """Erase everything of the user in KV and D1, API tokens included (last, so a user's
     own token can repeat the call), and the copy in the user's writer. Runs inside the
     writer, so no write can race it. Repeat while `complete` is false."""
-    done = await writer.forget(ForgetCall(user_id=user_id))
+    done = await writer.run(writes.forget, ForgetCall(user_id=user_id))
     return done.model_dump(by_alias=True, exclude_none=True)

@@ -13,9 +13,9 @@ import json
 from collections.abc import Sequence
 
 from entity_memory.extraction.base import Message
-from entity_memory.service.extraction.models import Checked, Extracted, LedgerRows, Plan
 from entity_memory.service.extraction.plan import merge_ranges, messages_hash
 from entity_memory.service.extraction.ports import SessionLedger
+from entity_memory.service.extraction.stage_data import Checked, Extracted, LedgerRows, Plan
 from entity_memory.storage.d1 import Statement
 from entity_memory.storage.session_log import rejection_statements
 
