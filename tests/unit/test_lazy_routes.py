@@ -54,7 +54,7 @@ async def test_the_first_request_for_a_lazy_route_is_served_by_it(app: FastAPI) 
 async def test_an_unknown_path_is_still_a_404_once_everything_is_loaded(app: FastAPI) -> None:
     answer = await _get(app, "/v1/nowhere")
     assert answer.status_code == 404
-    assert answer.json()["error"]["code"] == "not_found"
+    assert answer.json()["error"]["code"] == "route_not_found"
     assert CHANGES in _paths(app.routes)
 
 
