@@ -277,7 +277,7 @@ async def test_a_name_the_model_was_shown_is_never_a_neighbour_by_meaning(clock:
     from entity_memory.service.semantic_resolve import semantic_neighbours
 
     store = e5_store(clock)
-    await store.upsert_many("u1", [item("pain_point", n, c) for n, c in PAIN_POINTS], "s1")
+    await upsert_batch(store, "u1", [item("pain_point", n, c) for n, c in PAIN_POINTS], "s1")
     index = await store.read_index("u1")
     mention = item(
         "pain_point",
