@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from entity_memory.domain.text import normalize_name
 
 if TYPE_CHECKING:
+    from entity_memory.domain.llm_item import LlmItem
     from entity_memory.domain.models import BaseEntity, CamelModel, EntityInputBase
 
 #: The package whose import registers the built-in kinds.
@@ -134,6 +135,8 @@ class EntityKind:
     #: A typed LLM pass: items asked at most, and output tokens one item needs.
     llm_max_items: int = 5
     llm_item_tokens: int = 50
+    #: What a typed LLM pass asks of it (domain/llm_item.py); None: no typed pass asks for it.
+    llm_item: type[LlmItem] | None = None
 
     def facts(self, meta: Mapping[str, Any], said: str) -> str:
         """The facts its context line shows (`said`: the line's name and sentence, normalised,

@@ -9,6 +9,7 @@ from pydantic import Field, model_validator
 
 from entity_memory.domain.amounts import amount
 from entity_memory.domain.kind import EntityKind, ImportanceBands
+from entity_memory.domain.llm_item import LlmItem, ShortName, unit_in
 from entity_memory.domain.models import (
     METRIC_HISTORY_LIMIT,
     BaseEntity,
@@ -143,7 +144,29 @@ def _has_target(fact: object) -> bool:
     return getattr(fact, "target", None) is not None
 
 
+class MetricItem(LlmItem):
+    """What a typed pass asks of a metric."""
+
+    kpi: ShortName
+    value: float | None = None
+    target: float | None = None
+    campaign: ShortName | None = None
+
+    def fields(self, quote: str) -> tuple[str, str, dict[str, Any]]:
+        owner = (self.campaign or "").strip()
+        name = f"{owner} {self.kpi}".strip() if owner else self.kpi.strip()
+        meta = {
+            "kpi": self.kpi,
+            "value": self.value,
+            "target": self.target,
+            "unit": unit_in(quote),
+            "campaign": owner or None,
+        }
+        return name, f'{name}: "{quote}"', meta
+
+
 METRIC = EntityKind(
+    llm_item=MetricItem,
     type="metric",
     entity_model=MetricEntity,
     input_model=MetricInput,
