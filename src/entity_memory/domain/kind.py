@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from entity_memory.domain.text import normalize_name
+from entity_memory.settings import DEFAULT_TTL_DAYS, Settings
 
 if TYPE_CHECKING:
     from entity_memory.domain.llm_item import LlmItem
@@ -135,8 +136,16 @@ class EntityKind:
     #: A typed LLM pass: items asked at most, and output tokens one item needs.
     llm_max_items: int = 5
     llm_item_tokens: int = 50
+    #: Days its entities live after their last write (SPEC best practice 5), and the variable
+    #: (settings.EnvVar) a deployment overrides that with; None: no variable.
+    ttl_days: int = DEFAULT_TTL_DAYS
+    ttl_var: str | None = None
     #: What a typed LLM pass asks of it (domain/llm_item.py); None: no typed pass asks for it.
     llm_item: type[LlmItem] | None = None
+
+    def ttl_seconds(self, settings: Settings) -> int:
+        """Its entities' KV TTL: its variable's value where the deployment set it."""
+        return settings.ttl_seconds(self.ttl_var, self.ttl_days)
 
     def facts(self, meta: Mapping[str, Any], said: str) -> str:
         """The facts its context line shows (`said`: the line's name and sentence, normalised,

@@ -11,6 +11,7 @@ from entity_memory.domain.amounts import plain_number
 from entity_memory.domain.kind import EntityKind, ImportanceBands
 from entity_memory.domain.llm_item import LlmItem, ShortName
 from entity_memory.domain.models import BaseEntity, CamelModel, EntityInputBase, ShortText
+from entity_memory.settings import EnvVar
 
 Amount = Annotated[float, Field(ge=0)]
 
@@ -85,6 +86,8 @@ class CampaignItem(LlmItem):
 
 
 CAMPAIGN = EntityKind(
+    ttl_days=180,
+    ttl_var=EnvVar.TTL_DAYS_CAMPAIGN.value,
     llm_item=CampaignItem,
     type="campaign",
     entity_model=CampaignEntity,

@@ -10,6 +10,7 @@ from pydantic import Field
 from entity_memory.domain.kind import EntityKind, ImportanceBands, already_said
 from entity_memory.domain.llm_item import LlmItem, Phrase, ShortName, short
 from entity_memory.domain.models import BaseEntity, CamelModel, EntityInputBase, ShortText
+from entity_memory.settings import EnvVar
 
 
 class DecisionMetadata(CamelModel):
@@ -68,6 +69,9 @@ class DecisionItem(LlmItem):
 
 
 DECISION = EntityKind(
+    # Kept longer than the others, for audit (SPEC best practice 5).
+    ttl_days=365,
+    ttl_var=EnvVar.TTL_DAYS_DECISION.value,
     llm_item=DecisionItem,
     type="decision",
     entity_model=DecisionEntity,

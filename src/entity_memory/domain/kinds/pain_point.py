@@ -16,6 +16,7 @@ from entity_memory.domain.models import (
     ShortText,
 )
 from entity_memory.domain.safe_json import MAX_SAFE_INTEGER
+from entity_memory.settings import EnvVar
 
 
 class PainPointMetadata(CamelModel):
@@ -60,6 +61,8 @@ class PainPointItem(LlmItem):
 
 
 PAIN_POINT = EntityKind(
+    ttl_days=180,
+    ttl_var=EnvVar.TTL_DAYS_PAIN_POINT.value,
     llm_item=PainPointItem,
     type="pain_point",
     entity_model=PainPointEntity,

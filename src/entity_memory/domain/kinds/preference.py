@@ -18,6 +18,7 @@ from entity_memory.domain.models import (
     ShortText,
 )
 from entity_memory.domain.vocab import PREFERENCE_CATEGORIES, preference_category
+from entity_memory.settings import EnvVar
 
 PreferenceCategory = Literal["communication", "analysis", "risk", "reporting"]
 assert PreferenceCategory.__args__ == PREFERENCE_CATEGORIES  # type: ignore[attr-defined]
@@ -72,6 +73,8 @@ class PreferenceItem(LlmItem):
 
 
 PREFERENCE = EntityKind(
+    ttl_days=180,
+    ttl_var=EnvVar.TTL_DAYS_PREFERENCE.value,
     llm_item=PreferenceItem,
     type="preference",
     entity_model=PreferenceEntity,
