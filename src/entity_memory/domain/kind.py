@@ -140,8 +140,15 @@ class EntityKind:
     #: (settings.EnvVar) a deployment overrides that with; None: no variable.
     ttl_days: int = DEFAULT_TTL_DAYS
     ttl_var: str | None = None
+    #: The metadata the inspector's "add" form starts from (an example a user edits).
+    example_metadata: Mapping[str, Any] = field(default_factory=dict)
     #: What a typed LLM pass asks of it (domain/llm_item.py); None: no typed pass asks for it.
     llm_item: type[LlmItem] | None = None
+
+    @property
+    def plural(self) -> str:
+        """Its entities, as a heading says it ("Pain points")."""
+        return self.type.replace("_", " ").capitalize() + "s"
 
     def ttl_seconds(self, settings: Settings) -> int:
         """Its entities' KV TTL: its variable's value where the deployment set it."""

@@ -86,6 +86,7 @@ class CampaignItem(LlmItem):
 
 
 CAMPAIGN = EntityKind(
+    example_metadata={"status": "enabled", "budget": 100},
     ttl_days=180,
     ttl_var=EnvVar.TTL_DAYS_CAMPAIGN.value,
     llm_item=CampaignItem,

@@ -69,6 +69,7 @@ class DecisionItem(LlmItem):
 
 
 DECISION = EntityKind(
+    example_metadata={"action": "pause display"},
     # Kept longer than the others, for audit (SPEC best practice 5).
     ttl_days=365,
     ttl_var=EnvVar.TTL_DAYS_DECISION.value,

@@ -167,6 +167,7 @@ class MetricItem(LlmItem):
 
 
 METRIC = EntityKind(
+    example_metadata={"kpi": "CPA", "value": 40, "unit": "USD"},
     # As long as its campaign and as long as recency still ranks it (180 days), not the SPEC's
     # example of 30: each write refreshes the TTL, so at 30 days a metric the client did not
     # mention for a month vanished with its history, and "is CPA lower than in the first

@@ -61,6 +61,7 @@ class PainPointItem(LlmItem):
 
 
 PAIN_POINT = EntityKind(
+    example_metadata={"severity": "high"},
     ttl_days=180,
     ttl_var=EnvVar.TTL_DAYS_PAIN_POINT.value,
     llm_item=PainPointItem,

@@ -73,6 +73,7 @@ class PreferenceItem(LlmItem):
 
 
 PREFERENCE = EntityKind(
+    example_metadata={"category": "communication", "value": "numbers first"},
     ttl_days=180,
     ttl_var=EnvVar.TTL_DAYS_PREFERENCE.value,
     llm_item=PreferenceItem,
