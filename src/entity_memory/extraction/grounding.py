@@ -312,7 +312,8 @@ def ground_fields(
             drops.append(_drop(item, f"metadata.{path}", value, *failed))
     if drops:
         item = _without(item, [d.field.removeprefix("metadata.") for d in drops])
-        if item.type == METRIC.type and item.metadata.value is None and item.metadata.target is None:  # type: ignore[attr-defined]
+        is_metric = item.type == METRIC.type  # type: ignore[attr-defined]
+        if is_metric and item.metadata.value is None and item.metadata.target is None:  # type: ignore[attr-defined]
             return None, drops
     dropped = [d.value for d in drops if isinstance(d.value, float)]
     restated = [v for v in dropped if mentions_of(v, item.content)]

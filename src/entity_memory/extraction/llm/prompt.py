@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from entity_memory.domain.kind import is_kind, kind_of
-from entity_memory.domain.kinds import CAMPAIGN, DECISION, METRIC, PREFERENCE
+from entity_memory.domain.kinds import CAMPAIGN, DECISION, METRIC, PAIN_POINT, PREFERENCE
 from entity_memory.domain.task_dates import iso_day
 from entity_memory.extraction.base import KnownEntity, Message
 
@@ -114,7 +114,7 @@ EXAMPLES: tuple[tuple[dict[str, Any], dict[str, Any]], ...] = (
                     "facts": {"strategy": "Maximize clicks", "budget": 25},
                 },
                 {
-                    "type": "pain_point",
+                    "type": PAIN_POINT.type,
                     "name": "Booking form fails on phones",
                     "facts": {"resolved": False, "severity": "high"},
                 },
@@ -184,7 +184,7 @@ EXAMPLES: tuple[tuple[dict[str, Any], dict[str, Any]], ...] = (
                     "source": "keep updates to one line",
                 },
                 {
-                    "type": "pain_point",
+                    "type": PAIN_POINT.type,
                     "name": "Booking form fails on phones",
                     "content": "Fixed: the booking form works on phones again.",
                     "importance": 0.7,
