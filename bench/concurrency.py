@@ -46,7 +46,7 @@ import httpx
 from tests.e2e.hostproc import Host, start_host
 
 from bench.load import check_loopback, percentile
-from entity_memory.settings import DEFAULT_TTL_DAYS
+from entity_memory.domain.kind import kind_of
 
 USER = "conc-user"
 
@@ -222,7 +222,7 @@ def expiring_metric(i: int) -> dict[str, Any]:
 
 async def plant_expired(client: httpx.AsyncClient, host: Host, user: str, n: int) -> list[str]:
     """`n` metrics written longer ago than a metric lives whose KV documents are gone."""
-    days = DEFAULT_TTL_DAYS["metric"] + 10
+    days = kind_of("metric").ttl_days + 10
     past = (datetime.now(UTC) - timedelta(days=days)).isoformat().replace("+00:00", "Z")
     body = {"session_id": "old", "entities": [expiring_metric(i) for i in range(n)]}
     resp = await client.put(

@@ -4,8 +4,14 @@ Counts, in `src/` outside `domain/kinds/` (each kind's own module) and outside t
 files naming a type as a string literal (Python string constants, found with `ast`, and
 quoted words in the inspector's JavaScript), per type and in all; per-type tables (dict
 literals keyed by two or more type names); and comparisons with a type literal
-(`type == "metric"`, `kind in ("campaign", ...)`). A literal is counted wherever it is, so
-"campaign" as a metric's field name counts too: the figure is an upper bound.
+(`type == "metric"`, `kind in ("campaign", ...)`).
+
+A constant spelled like a type is told from a field name or a word by where it stands, and
+not counted when it is: a subscript (`meta["campaign"]`), the key read by `.get`, `.pop` or
+`.setdefault`, a key of a dict literal whose keys are not all type names (a record's field,
+`{"kpi": ..., "campaign": ...}`), or a member of a collection literal holding a string that is
+no type name (a word list, `{"the", "campaign", "avg"}`). Everywhere else (a comparison, a
+table's key, a `Literal[...]`, a `"type": "metric"` value, an argument) it names the type.
 
 Run: `.venv/bin/python -m bench.type_literals [SRC] [--list]`
 """
@@ -30,6 +36,29 @@ def _names_type(node: ast.AST) -> bool:
     return False
 
 
+_READS = frozenset({"get", "pop", "setdefault"})
+
+
+def _is_word(node: ast.Constant, parent: ast.AST | None) -> bool:
+    """Whether a constant spelled like a type is a field name or a word (module docstring)."""
+    if isinstance(parent, ast.Subscript) and parent.slice is node:
+        return not (isinstance(parent.value, ast.Name) and parent.value.id == "Literal")
+    if isinstance(parent, ast.Call) and parent.args[:1] == [node]:
+        return isinstance(parent.func, ast.Attribute) and parent.func.attr in _READS
+    if isinstance(parent, ast.Dict) and node in parent.keys:
+        return not all(isinstance(k, ast.Constant) and k.value in TYPES for k in parent.keys)
+    if isinstance(parent, ast.Tuple | ast.Set | ast.List):
+        return any(
+            isinstance(e, ast.Constant) and isinstance(e.value, str) and e.value not in TYPES
+            for e in parent.elts
+        )
+    return False
+
+
+def _parents(tree: ast.AST) -> dict[ast.AST, ast.AST]:
+    return {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+
+
 def count(src: Path) -> dict[str, dict[str, int]]:
     """{"literals": file -> count, "tables": file -> count, "checks": file -> count}."""
     out: dict[str, dict[str, int]] = {"literals": {}, "tables": {}, "checks": {}}
@@ -44,8 +73,14 @@ def count(src: Path) -> dict[str, dict[str, int]]:
             continue
         if path.suffix != ".py":
             continue
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.Constant) and node.value in TYPES:
+        tree = ast.parse(path.read_text())
+        parents = _parents(tree)
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Constant)
+                and node.value in TYPES
+                and not _is_word(node, parents.get(node))
+            ):
                 out["literals"][rel] = out["literals"].get(rel, 0) + 1
             if isinstance(node, ast.Dict):
                 keys = [k for k in node.keys if isinstance(k, ast.Constant) and k.value in TYPES]

@@ -46,24 +46,11 @@ VAR_NAMES: tuple[str, ...] = tuple(v.value for v in EnvVar)
 
 DAY_SECONDS = 24 * 60 * 60
 
-#: Per-type TTL defaults in days (SPEC best practice 5; decisions are kept longer for audit).
-#: A metric lives as long as its campaign and as long as recency still ranks it (180 days),
-#: not the SPEC's example of 30: each write refreshes the TTL, so at 30 days a metric the
-#: client did not mention for a month vanished with its history, and "is CPA lower than in
-#: the first quarter?" found nothing to compare (the SPEC's use case of cross-session trends).
-#: Measured on the dev sessions stored in turn (bench_retrieval, hybrid, probes in date
-#: order): hit@10 0.783 -> 0.855, context contains 0.761 -> 0.848. Old values still rank
-#: lower by recency, and the block dates each one.
-DEFAULT_TTL_DAYS: dict[str, int] = {
-    "preference": 180,
-    "pain_point": 180,
-    "decision": 365,
-    "campaign": 180,
-    "metric": 180,
-}
-#: A kind with no default above (one a deployment or a test registers: domain/kind.py) lives
-#: as long as most do.
-OTHER_KIND_TTL_DAYS = 180
+#: The TTL of a kind that names no default of its own (domain/kind.py): SPEC best practice 5.
+#: Each kind names its default and the variable above that overrides it (domain/kinds/).
+DEFAULT_TTL_DAYS = 180
+#: The variables that override a kind's TTL in days.
+TTL_VARS: tuple[EnvVar, ...] = tuple(v for v in EnvVar if v.value.startswith("TTL_DAYS_"))
 
 #: Extractor names a request or `EXTRACTOR` may give (`auto` picks one, see `resolved_extractor`).
 EXTRACTOR_NAMES = ("rules", "workers-ai", "openai")
@@ -81,10 +68,6 @@ DEFAULT_LLM_ATTEMPTS = 4
 
 def wall_clock_ms() -> int:
     return int(time.time() * 1000)
-
-
-def ttl_var(entity_type: str) -> EnvVar:
-    return EnvVar(f"TTL_DAYS_{entity_type.upper()}")
 
 
 Lookup = Callable[[str], Any]
@@ -188,15 +171,17 @@ class ExtractorSettings(_Frozen):
 
 
 class Settings(_Frozen):
-    ttl_days: dict[str, int] = Field(default_factory=lambda: dict(DEFAULT_TTL_DAYS))
+    #: TTL variable name -> days, for those set (a kind's own default applies otherwise).
+    ttl_days: dict[str, int] = Field(default_factory=dict)
     api_token: str | None = None
     #: Honour `X-Entity-Memory-Now` (replaying dated sessions in evaluations). Never in production.
     allow_clock_override: bool = False
     #: `EMBEDDING_MODEL`: the Workers AI model of the semantic channel; None or "off": lexical.
     embedding_model: str | None = None
 
-    def ttl_seconds(self, entity_type: str) -> int:
-        return self.ttl_days.get(entity_type, OTHER_KIND_TTL_DAYS) * DAY_SECONDS
+    def ttl_seconds(self, var: str | None, default_days: int) -> int:
+        """The TTL of a kind that names `var` (None: no variable) and `default_days`."""
+        return self.ttl_days.get(var or "", default_days) * DAY_SECONDS
 
     @classmethod
     def from_env(cls, lookup: Lookup) -> Settings:
@@ -204,15 +189,14 @@ class Settings(_Frozen):
 
         Bad TTL values fail loudly at the first request rather than silently using a default.
         """
-        ttl = dict(DEFAULT_TTL_DAYS)
-        for entity_type in ttl:
-            name = ttl_var(entity_type)
+        ttl: dict[str, int] = {}
+        for name in TTL_VARS:
             raw = lookup(name.value)
             if raw is not None and str(raw).strip():
                 days = int(str(raw).strip())
                 if days < 1:
                     raise ValueError(f"{name} must be >= 1")
-                ttl[entity_type] = days
+                ttl[name.value] = days
         token = lookup(EnvVar.API_TOKEN.value)
         token = str(token) if token is not None and str(token) else None
         override_raw = str(lookup(EnvVar.ALLOW_CLOCK_OVERRIDE.value) or "")

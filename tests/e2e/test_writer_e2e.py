@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from entity_memory.settings import DEFAULT_TTL_DAYS
+from entity_memory.domain.kind import kind_of
 
 from .hostproc import Host
 
@@ -126,7 +126,7 @@ def test_an_expiry_a_context_request_finds_is_dropped_by_the_writer_after_the_an
     from datetime import UTC, datetime, timedelta
 
     user = "e2e-expiry"
-    written = datetime.now(UTC) - timedelta(days=DEFAULT_TTL_DAYS["metric"] + 10)  # expired
+    written = datetime.now(UTC) - timedelta(days=kind_of("metric").ttl_days + 10)  # expired
     past = {"x-entity-memory-now": written.isoformat().replace("+00:00", "Z")}
     metric = {
         "type": "metric",
@@ -174,7 +174,7 @@ def test_the_expired_route_runs_in_the_writer_and_records_each_expiry_once(host:
     from datetime import UTC, datetime, timedelta
 
     user = "e2e-writer-expired"
-    written = datetime.now(UTC) - timedelta(days=DEFAULT_TTL_DAYS["metric"] + 10)  # expired
+    written = datetime.now(UTC) - timedelta(days=kind_of("metric").ttl_days + 10)  # expired
     past = {"x-entity-memory-now": written.isoformat().replace("+00:00", "Z")}
     metric = {
         "type": "metric",

@@ -12,11 +12,12 @@ from typing import Any
 import httpx
 import pytest
 
+from entity_memory.domain.kind import kind_of
 from entity_memory.domain.models import EntityInputBase
 from entity_memory.http.app import create_app
 from entity_memory.service.batch_upsert import UpsertResult, upsert_batch
 from entity_memory.service.bindings import Bindings
-from entity_memory.settings import DEFAULT_TTL_DAYS, Settings
+from entity_memory.settings import Settings
 from entity_memory.storage.d1 import CountingD1, SQLiteD1
 from entity_memory.storage.index_snapshots import IndexSnapshots
 from entity_memory.storage.kv import CountingKV, InMemoryKV
@@ -28,7 +29,7 @@ from .writer_twin import WriterTwin
 T0 = 1_780_000_000_000  # 2026-05-28, epoch ms
 DAY = 24 * 60 * 60 * 1000
 #: How long a metric lives by default (a decision lives longer): what expiry tests wait out.
-METRIC_TTL_MS = DEFAULT_TTL_DAYS["metric"] * DAY
+METRIC_TTL_MS = kind_of("metric").ttl_days * DAY
 
 
 @dataclass

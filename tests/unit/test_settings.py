@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from entity_memory.domain.kind import kind_of
 from entity_memory.settings import VAR_NAMES, EnvVar, ExtractorSettings, Settings
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
@@ -42,7 +43,7 @@ def test_every_registered_name_is_documented() -> None:
 
 def test_settings_are_typed_and_frozen() -> None:
     settings = Settings.from_env({"TTL_DAYS_METRIC": "7", "API_TOKEN": "t"}.get)
-    assert settings.ttl_seconds("metric") == 7 * 24 * 60 * 60 and settings.api_token == "t"
+    assert kind_of("metric").ttl_seconds(settings) == 7 * 24 * 60 * 60 and settings.api_token == "t"
     with pytest.raises(ValidationError):
         settings.api_token = "other"  # type: ignore[misc]
     with pytest.raises(ValueError, match="TTL_DAYS_METRIC"):

@@ -16,8 +16,9 @@ from entity_memory.domain.models import BaseEntity, CamelModel, EntityInputBase,
 from entity_memory.extraction.validate import validate_candidates
 from entity_memory.service.context_block import context_block
 from entity_memory.service.retrieval import retrieve_for_context
-from entity_memory.storage.kv import CountingKV
+from entity_memory.storage.kv import CountingKV, InMemoryKV
 from entity_memory.storage.store import EntityStore
+from entity_memory.web.kinds_js import kinds_module
 from tests.unit.conftest import DAY, T0, Clock, upsert_one
 from tests.unit.factories import campaign
 
@@ -133,3 +134,12 @@ def test_an_extractor_candidate_of_a_registered_kind_validates() -> None:
     accepted, rejected = validate_candidates([raw, {**raw, "type": "unheard_of"}])
     assert [a.type for a in accepted] == ["audience"]  # type: ignore[attr-defined]
     assert rejected and "unknown type" in rejected[0]["reason"]
+
+
+async def test_a_registered_kind_lives_its_ttl_and_shows_in_the_inspector(
+    store: EntityStore, memkv: InMemoryKV
+) -> None:
+    result = await upsert_one(store, "u1", audience(), "s1")
+    assert memkv.expiration_of(result.key) == (T0 + AUDIENCE.ttl_days * DAY) // 1000
+    module = kinds_module()
+    assert '"audience"' in module and '"audience": "Audiences"' in module

@@ -34,6 +34,7 @@ U = "/v1/users/{user_id}"
 #: (method, path) -> the writer operation it calls, or None for a route that only reads.
 ROUTES: dict[tuple[str, str], str | None] = {
     **{("GET", url): None for url in ASSETS},  # the inspector's page, modules, stylesheet
+    ("GET", "/js/kinds.js"): None,  # the inspector's module of kinds, generated
     ("GET", "/healthz"): None,
     ("PUT", f"{U}/entities"): "upsert",
     ("GET", f"{U}/entities"): None,

@@ -19,8 +19,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from entity_memory.domain.text import normalize_name
+from entity_memory.settings import DEFAULT_TTL_DAYS, Settings
 
 if TYPE_CHECKING:
+    from entity_memory.domain.llm_item import LlmItem
     from entity_memory.domain.models import BaseEntity, CamelModel, EntityInputBase
 
 #: The package whose import registers the built-in kinds.
@@ -134,6 +136,23 @@ class EntityKind:
     #: A typed LLM pass: items asked at most, and output tokens one item needs.
     llm_max_items: int = 5
     llm_item_tokens: int = 50
+    #: Days its entities live after their last write (SPEC best practice 5), and the variable
+    #: (settings.EnvVar) a deployment overrides that with; None: no variable.
+    ttl_days: int = DEFAULT_TTL_DAYS
+    ttl_var: str | None = None
+    #: The metadata the inspector's "add" form starts from (an example a user edits).
+    example_metadata: Mapping[str, Any] = field(default_factory=dict)
+    #: What a typed LLM pass asks of it (domain/llm_item.py); None: no typed pass asks for it.
+    llm_item: type[LlmItem] | None = None
+
+    @property
+    def plural(self) -> str:
+        """Its entities, as a heading says it ("Pain points")."""
+        return self.type.replace("_", " ").capitalize() + "s"
+
+    def ttl_seconds(self, settings: Settings) -> int:
+        """Its entities' KV TTL: its variable's value where the deployment set it."""
+        return settings.ttl_seconds(self.ttl_var, self.ttl_days)
 
     def facts(self, meta: Mapping[str, Any], said: str) -> str:
         """The facts its context line shows (`said`: the line's name and sentence, normalised,

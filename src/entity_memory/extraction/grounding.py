@@ -28,6 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pydantic import BaseModel, ConfigDict
 
 from entity_memory.domain.amounts import mentions_of
+from entity_memory.domain.kinds import CAMPAIGN, METRIC
 from entity_memory.domain.models import EntityInputBase
 from entity_memory.domain.vocab import GENERIC_NAME_WORDS
 from entity_memory.extraction.base import KnownEntity, Message
@@ -224,9 +225,9 @@ def check(item: EntityInputBase, ctx: GroundingContext) -> tuple[str, str] | Non
         return "no_source", "no source excerpt"
     if not source_in_conversation(source, ctx):
         return "source_not_in_conversation", "source excerpt not in the conversation"
-    if item.type == "campaign":  # type: ignore[attr-defined]
+    if item.type == CAMPAIGN.type:  # type: ignore[attr-defined]
         core = _core_name(item.name)
-        known = ctx.known.get("campaign", frozenset())
+        known = ctx.known.get(CAMPAIGN.type, frozenset())
         if core in ctx.business or normalise_words(item.name) in ctx.business:
             return "own_business", "the user's own business is not a campaign"
         if not contains_words(ctx.words, core) and core not in {_core_name(k) for k in known}:
@@ -261,7 +262,7 @@ def _field_failure(
     if not mentions_of(value, ctx.text) and not any(restates(value, h) for h in held):
         why = f"{path} {value:g} is neither in the conversation nor what memory holds"
         return "number_not_in_conversation", why
-    is_value = item.type == "metric" and path == "value"  # type: ignore[attr-defined]
+    is_value = item.type == METRIC.type and path == "value"  # type: ignore[attr-defined]
     if is_value and tied_to_other_kpi(str(meta.kpi), value, source):
         why = f"{value:g} is written as another KPI than {meta.kpi} in the excerpt"
         return "value_tied_to_other_kpi", why
@@ -311,7 +312,8 @@ def ground_fields(
             drops.append(_drop(item, f"metadata.{path}", value, *failed))
     if drops:
         item = _without(item, [d.field.removeprefix("metadata.") for d in drops])
-        if item.type == "metric" and item.metadata.value is None and item.metadata.target is None:  # type: ignore[attr-defined]
+        is_metric = item.type == METRIC.type  # type: ignore[attr-defined]
+        if is_metric and item.metadata.value is None and item.metadata.target is None:  # type: ignore[attr-defined]
             return None, drops
     dropped = [d.value for d in drops if isinstance(d.value, float)]
     restated = [v for v in dropped if mentions_of(v, item.content)]

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from entity_memory.domain.keys import slug_for
+from entity_memory.domain.kinds import CAMPAIGN
 from entity_memory.domain.kpi import metric_kpi, qualifier
 from entity_memory.domain.links import EntityNames, campaign_key
 from entity_memory.domain.models import EntityInputBase, IndexEntry
@@ -92,13 +93,13 @@ class Resolver:
         if entry.type not in self._by_type:
             self._by_type[entry.type] = TypeEntries(pinned_terms)
         self._by_type[entry.type].add(entry)
-        if entry.type == "campaign":
+        if entry.type == CAMPAIGN.type:
             self._campaign_names = None
 
     def _campaigns(self) -> EntityNames:
         """The campaigns' names, built once per batch (again after a new campaign)."""
         if self._campaign_names is None:
-            found = self._by_type.get("campaign")
+            found = self._by_type.get(CAMPAIGN.type)
             self._campaign_names = EntityNames(found.entries if found else [])
         return self._campaign_names
 

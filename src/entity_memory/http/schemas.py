@@ -14,7 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from entity_memory.domain.kinds import Entity, EntityInput, EntityType
+from entity_memory.domain.kinds import Entity, EntityInput, EntityType, LinkedType
 from entity_memory.domain.limits import (
     DEFAULT_CONTEXT_LIMIT,
     DEFAULT_CONTEXT_TOKENS,
@@ -163,9 +163,7 @@ class ScoreOut(Out):
         description="the chosen campaign this entity came with, or for a decision the chosen "
         "pain point it addresses (its id)",
     )
-    linked_type: Literal["campaign", "pain_point"] | None = Field(
-        default=None, description="the type of `linkedTo`"
-    )
+    linked_type: LinkedType | None = Field(default=None, description="the type of `linkedTo`")
 
 
 class Ranking(Out):

@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
 from entity_memory.domain.keys import Ref, entity_key
+from entity_memory.domain.kind import kind_of
 from entity_memory.domain.models import EntityIndex, IndexEntry, RankEntry
 from entity_memory.storage.store import EntityStore
 
@@ -34,7 +35,7 @@ def expired_entries(store: EntityStore, entries: Sequence[Entry], missing: set[R
         e
         for e in entries
         if (e.type, e.id) in missing
-        and e.updated_at + store.settings.ttl_seconds(e.type) * 1000 <= now
+        and e.updated_at + kind_of(e.type).ttl_seconds(store.settings) * 1000 <= now
     ]
 
 

@@ -27,6 +27,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from entity_memory.domain.kind import is_kind, kind_of
+from entity_memory.domain.kinds import PAIN_POINT, PREFERENCE
 from entity_memory.domain.models import EntityIndex, EntityInputBase, IndexEntry
 from entity_memory.domain.text import normalize_name
 from entity_memory.embeddings.embedder import Embedder
@@ -58,9 +59,9 @@ def keys_agree(item: EntityInputBase, facts: Mapping[str, Any] | None) -> bool:
     if facts is None:
         return False
     meta = item.metadata.to_json_dict()  # type: ignore[attr-defined]
-    if item.type == "preference":  # type: ignore[attr-defined]
+    if item.type == PREFERENCE.type:  # type: ignore[attr-defined]
         return meta.get("category") == facts.get("category")
-    if item.type == "pain_point":  # type: ignore[attr-defined]
+    if item.type == PAIN_POINT.type:  # type: ignore[attr-defined]
         mine, theirs = _names(meta.get("relatedCampaigns")), _names(facts.get("relatedCampaigns"))
         return not (mine and theirs) or bool(mine & theirs)
     return True

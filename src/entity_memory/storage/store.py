@@ -23,6 +23,7 @@ from entity_memory.domain.keys import (
     index_key,
     validate_type,
 )
+from entity_memory.domain.kind import kind_of
 from entity_memory.domain.models import (
     BaseEntity,
     EntityIndex,
@@ -201,7 +202,7 @@ class EntityStore:
         await self.kv.put(
             key,
             text,
-            expiration_ttl=self.settings.ttl_seconds(entity.type),
+            expiration_ttl=kind_of(entity.type).ttl_seconds(self.settings),
             metadata=kv_metadata(entity),
         )
 

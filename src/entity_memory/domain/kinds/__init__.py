@@ -58,6 +58,10 @@ for _kind in BUILT_IN:
 #: The built-in kinds' names, for the API's schema (an enum clients can read).
 EntityType = Literal[tuple(k.type for k in BUILT_IN)]  # type: ignore[valid-type]
 
+#: The kinds an entity chosen for a context may have come with (`linkedType`): the kind others
+#: link to by name, and the kind a decision addresses.
+LinkedType = Literal[tuple(k.type for k in BUILT_IN if k.link_target or k.addressed)]  # type: ignore[valid-type]
+
 EntityInput = Annotated[
     CampaignInput | MetricInput | DecisionInput | PainPointInput | PreferenceInput,
     Field(discriminator="type"),
@@ -86,6 +90,7 @@ __all__ = [
     "Entity",
     "EntityInput",
     "EntityType",
+    "LinkedType",
     "MetricEntity",
     "MetricInput",
     "MetricMetadata",

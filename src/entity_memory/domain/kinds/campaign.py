@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field
 
 from entity_memory.domain.amounts import plain_number
 from entity_memory.domain.kind import EntityKind, ImportanceBands
+from entity_memory.domain.llm_item import LlmItem, ShortName
 from entity_memory.domain.models import BaseEntity, CamelModel, EntityInputBase, ShortText
+from entity_memory.settings import EnvVar
 
 Amount = Annotated[float, Field(ge=0)]
 
@@ -66,7 +68,28 @@ def line_facts(meta: Mapping[str, Any], _said: str) -> str:
     return ", ".join(parts)
 
 
+class CampaignItem(LlmItem):
+    """What a typed pass asks of a campaign."""
+
+    named_by: ClassVar[str | None] = "name"
+
+    name: ShortName
+    strategy: ShortName | None = None
+    budget: float | None = None
+    status: Literal["enabled", "paused", "learning", "removed", "ended"] | None = None
+
+    def fields(self, quote: str) -> tuple[str, str, dict[str, Any]]:
+        facts = [f for f in (self.strategy, f"${self.budget:g}/day" if self.budget else None) if f]
+        content = f"Campaign {self.name}" + (f": {', '.join(facts)}" if facts else "")
+        meta = {"strategy": self.strategy, "budget": self.budget, "status": self.status}
+        return self.name.strip(), f'{content}. "{quote}"', meta
+
+
 CAMPAIGN = EntityKind(
+    example_metadata={"status": "enabled", "budget": 100},
+    ttl_days=180,
+    ttl_var=EnvVar.TTL_DAYS_CAMPAIGN.value,
+    llm_item=CampaignItem,
     type="campaign",
     entity_model=CampaignEntity,
     input_model=CampaignInput,

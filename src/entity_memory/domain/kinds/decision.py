@@ -8,7 +8,9 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from entity_memory.domain.kind import EntityKind, ImportanceBands, already_said
+from entity_memory.domain.llm_item import LlmItem, Phrase, ShortName, short
 from entity_memory.domain.models import BaseEntity, CamelModel, EntityInputBase, ShortText
+from entity_memory.settings import EnvVar
 
 
 class DecisionMetadata(CamelModel):
@@ -52,7 +54,26 @@ def line_facts(meta: Mapping[str, Any], said: str) -> str:
     return ", ".join(parts)
 
 
+class DecisionItem(LlmItem):
+    """What a typed pass asks of a decision."""
+
+    action: Phrase
+    campaign: ShortName | None = None
+    #: The pain point it is meant to fix: linked to it when stored (domain/links.py).
+    problem: ShortName | None = None
+
+    def fields(self, quote: str) -> tuple[str, str, dict[str, Any]]:
+        affected = [n for n in (self.campaign, self.problem) if n]
+        meta = {"action": self.action, "affectedEntities": affected}
+        return short(self.action), f'Decided: {self.action}. "{quote}"', meta
+
+
 DECISION = EntityKind(
+    example_metadata={"action": "pause display"},
+    # Kept longer than the others, for audit (SPEC best practice 5).
+    ttl_days=365,
+    ttl_var=EnvVar.TTL_DAYS_DECISION.value,
+    llm_item=DecisionItem,
     type="decision",
     entity_model=DecisionEntity,
     input_model=DecisionInput,

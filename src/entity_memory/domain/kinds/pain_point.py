@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field
 
 from entity_memory.domain.kind import EntityKind, ImportanceBands
+from entity_memory.domain.llm_item import LlmItem, ShortName
 from entity_memory.domain.models import (
     BaseEntity,
     CamelModel,
@@ -15,6 +16,7 @@ from entity_memory.domain.models import (
     ShortText,
 )
 from entity_memory.domain.safe_json import MAX_SAFE_INTEGER
+from entity_memory.settings import EnvVar
 
 
 class PainPointMetadata(CamelModel):
@@ -46,7 +48,23 @@ def line_facts(meta: Mapping[str, Any], _said: str) -> str:
     return f"seen {frequency} times" if isinstance(frequency, int) and frequency > 1 else ""
 
 
+class PainPointItem(LlmItem):
+    """What a typed pass asks of a pain point."""
+
+    named_by: ClassVar[str | None] = "problem"
+
+    problem: ShortName
+    severity: Literal["low", "medium", "high"] = "medium"
+
+    def fields(self, quote: str) -> tuple[str, str, dict[str, Any]]:
+        return self.problem.strip(), f'{self.problem}: "{quote}"', {"severity": self.severity}
+
+
 PAIN_POINT = EntityKind(
+    example_metadata={"severity": "high"},
+    ttl_days=180,
+    ttl_var=EnvVar.TTL_DAYS_PAIN_POINT.value,
+    llm_item=PainPointItem,
     type="pain_point",
     entity_model=PainPointEntity,
     input_model=PainPointInput,

@@ -4,11 +4,12 @@ reporting)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import field_validator
 
 from entity_memory.domain.kind import EntityKind, ImportanceBands, already_said
+from entity_memory.domain.llm_item import LlmItem, Phrase, short
 from entity_memory.domain.models import (
     BaseEntity,
     CamelModel,
@@ -17,6 +18,7 @@ from entity_memory.domain.models import (
     ShortText,
 )
 from entity_memory.domain.vocab import PREFERENCE_CATEGORIES, preference_category
+from entity_memory.settings import EnvVar
 
 PreferenceCategory = Literal["communication", "analysis", "risk", "reporting"]
 assert PreferenceCategory.__args__ == PREFERENCE_CATEGORIES  # type: ignore[attr-defined]
@@ -57,7 +59,24 @@ def line_facts(meta: Mapping[str, Any], said: str) -> str:
     return str(value) if value and not already_said(value, said) else ""
 
 
+class PreferenceItem(LlmItem):
+    """What a typed pass asks of a preference."""
+
+    offered_as: ClassVar[dict[str, str]] = {"value": "preference"}
+
+    category: Literal["communication", "analysis", "risk", "reporting"]
+    preference: Phrase
+
+    def fields(self, quote: str) -> tuple[str, str, dict[str, Any]]:
+        meta = {"category": self.category, "value": self.preference, "confidence": 0.9}
+        return short(self.preference), f'Prefers {self.preference}: "{quote}"', meta
+
+
 PREFERENCE = EntityKind(
+    example_metadata={"category": "communication", "value": "numbers first"},
+    ttl_days=180,
+    ttl_var=EnvVar.TTL_DAYS_PREFERENCE.value,
+    llm_item=PreferenceItem,
     type="preference",
     entity_model=PreferenceEntity,
     input_model=PreferenceInput,

@@ -26,6 +26,7 @@ import json
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+from entity_memory.domain.kinds import PAIN_POINT, PREFERENCE
 from entity_memory.domain.ranking import score_entries
 from entity_memory.extraction.base import (
     ChunkFailure,
@@ -136,9 +137,9 @@ def _as_text(raw: Any) -> str:
 
 def standing(entity: KnownEntity) -> bool:
     """A preference, or a pain point not known to be resolved: what any session may change."""
-    if entity.type == "preference":
+    if entity.type == PREFERENCE.type:
         return True
-    return entity.type == "pain_point" and entity.facts.get("resolved") is not True
+    return entity.type == PAIN_POINT.type and entity.facts.get("resolved") is not True
 
 
 def _fill(

@@ -19,6 +19,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from entity_memory.domain.kinds import CAMPAIGN
+
 #: How a model wants the schema: `named` = {"type": "json_schema", "json_schema": {"name",
 #: "schema", "strict"}} (OpenAI and newer Workers AI models), `bare` = {"type": "json_schema",
 #: "json_schema": <schema>} (older Workers AI models such as Llama 3.x).
@@ -51,7 +53,7 @@ class ModelSpec:
 SMALL_MODEL_DESIGN = "union"
 #: What it is asked for there: of the facts it added to the rules' on the dev set, campaigns
 #: were right 7 times in 9; metrics, decisions, pain points and preferences 3 times in 28.
-SMALL_MODEL_PASSES = ("campaign",)
+SMALL_MODEL_PASSES = (CAMPAIGN.type,)
 
 #: Workers AI models we have read the documentation of (window from the model's page).
 WORKERS_AI_MODELS: dict[str, ModelSpec] = {

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from entity_memory.domain.kind import is_kind, kind_of
+from entity_memory.domain.kinds import CAMPAIGN, DECISION, METRIC, PAIN_POINT, PREFERENCE
 from entity_memory.domain.task_dates import iso_day
 from entity_memory.extraction.base import KnownEntity, Message
 
@@ -108,12 +109,12 @@ EXAMPLES: tuple[tuple[dict[str, Any], dict[str, Any]], ...] = (
             "sessionDate": "2025-03-12",
             "knownEntities": [
                 {
-                    "type": "campaign",
+                    "type": CAMPAIGN.type,
                     "name": "Wheel Workshops",
                     "facts": {"strategy": "Maximize clicks", "budget": 25},
                 },
                 {
-                    "type": "pain_point",
+                    "type": PAIN_POINT.type,
                     "name": "Booking form fails on phones",
                     "facts": {"resolved": False, "severity": "high"},
                 },
@@ -140,7 +141,7 @@ EXAMPLES: tuple[tuple[dict[str, Any], dict[str, Any]], ...] = (
         {
             "entities": [
                 {
-                    "type": "metric",
+                    "type": METRIC.type,
                     "name": "Wheel Workshops CPA",
                     "content": "Cost per booking was $41 in the week to 2025-03-09; goal $30.",
                     "importance": 0.9,
@@ -156,7 +157,7 @@ EXAMPLES: tuple[tuple[dict[str, Any], dict[str, Any]], ...] = (
                     "that at $30 or less.",
                 },
                 {
-                    "type": "decision",
+                    "type": DECISION.type,
                     "name": "Wheel Workshops onto target-CPA bidding",
                     "content": "The user accepted moving Wheel Workshops onto target-CPA "
                     "bidding, $30 goal.",
@@ -171,7 +172,7 @@ EXAMPLES: tuple[tuple[dict[str, Any], dict[str, Any]], ...] = (
                     "$30 goal. ... Yes, go ahead.",
                 },
                 {
-                    "type": "preference",
+                    "type": PREFERENCE.type,
                     "name": "Update length",
                     "content": "Wants updates kept to one line.",
                     "importance": 0.9,
@@ -183,7 +184,7 @@ EXAMPLES: tuple[tuple[dict[str, Any], dict[str, Any]], ...] = (
                     "source": "keep updates to one line",
                 },
                 {
-                    "type": "pain_point",
+                    "type": PAIN_POINT.type,
                     "name": "Booking form fails on phones",
                     "content": "Fixed: the booking form works on phones again.",
                     "importance": 0.7,

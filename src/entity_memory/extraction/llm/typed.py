@@ -88,16 +88,16 @@ def _salvage(text: str) -> list[Any]:
 
 def offered_item(candidate: dict[str, Any]) -> dict[str, Any]:
     """A rules candidate in the compact shape the model writes."""
-    kind = candidate["type"]
+    kind = kind_of(candidate["type"])
     meta = candidate.get("metadata") or {}
     item: dict[str, Any] = {"quote": candidate.get("source") or ""}
-    if kind == "campaign":
-        item["name"] = candidate["name"]
-    elif kind == "pain_point":
-        item["problem"] = candidate["name"]
-    for key in kind_of(kind).offered_fields:
+    asked = kind.llm_item
+    if asked is not None and asked.named_by:
+        item[asked.named_by] = candidate["name"]
+    renamed = asked.offered_as if asked is not None else {}
+    for key in kind.offered_fields:
         if meta.get(key) is not None:
-            item["preference" if (kind, key) == ("preference", "value") else key] = meta[key]
+            item[renamed.get(key, key)] = meta[key]
     return item
 
 

@@ -10,68 +10,23 @@ the quote, which becomes the `source` grounding checks.
 from __future__ import annotations
 
 import json
-import re
 from functools import lru_cache
-from typing import Annotated, Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
-from entity_memory.domain.kind import kind_of
+from entity_memory.domain.kind import all_kinds, kind_of
+from entity_memory.domain.kinds.campaign import CampaignItem
+from entity_memory.domain.kinds.decision import DecisionItem
+from entity_memory.domain.kinds.metric import MetricItem
+from entity_memory.domain.kinds.pain_point import PainPointItem
+from entity_memory.domain.kinds.preference import PreferenceItem
+from entity_memory.domain.llm_item import LlmItem
 from entity_memory.extraction.llm.schema import inline_schema
 
-QUOTE_CHARS = 240
-NAME_CHARS = 60
-PHRASE_CHARS = 120
-#: Words of a decision's action kept in its name.
-NAME_WORDS = 8
-
-Quote = Annotated[str, Field(max_length=QUOTE_CHARS)]
-ShortName = Annotated[str, Field(max_length=NAME_CHARS)]
-Phrase = Annotated[str, Field(max_length=PHRASE_CHARS)]
-
-
-class _Item(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-    quote: Quote
-
-
-class CampaignItem(_Item):
-    name: ShortName
-    strategy: ShortName | None = None
-    budget: float | None = None
-    status: Literal["enabled", "paused", "learning", "removed", "ended"] | None = None
-
-
-class MetricItem(_Item):
-    kpi: ShortName
-    value: float | None = None
-    target: float | None = None
-    campaign: ShortName | None = None
-
-
-class DecisionItem(_Item):
-    action: Phrase
-    campaign: ShortName | None = None
-    #: The pain point it is meant to fix: linked to it when stored (domain/links.py).
-    problem: ShortName | None = None
-
-
-class PainPointItem(_Item):
-    problem: ShortName
-    severity: Literal["low", "medium", "high"] = "medium"
-
-
-class PreferenceItem(_Item):
-    category: Literal["communication", "analysis", "risk", "reporting"]
-    preference: Phrase
-
-
-ITEM_MODELS: dict[str, type[_Item]] = {
-    "campaign": CampaignItem,
-    "metric": MetricItem,
-    "decision": DecisionItem,
-    "pain_point": PainPointItem,
-    "preference": PreferenceItem,
+#: Each kind's item model, from the kind (domain/kinds/): the kinds a typed pass asks for.
+ITEM_MODELS: dict[str, type[LlmItem]] = {
+    k.type: k.llm_item for k in all_kinds() if k.llm_item is not None
 }
 KINDS: tuple[str, ...] = tuple(ITEM_MODELS)
 
@@ -98,7 +53,7 @@ def item_schema(kind: str) -> dict[str, Any]:
     return json.loads(_schema(kind))
 
 
-def parse_item(kind: str, raw: Any) -> _Item | None:
+def parse_item(kind: str, raw: Any) -> LlmItem | None:
     if not isinstance(raw, dict):
         return None
     try:
@@ -107,29 +62,14 @@ def parse_item(kind: str, raw: Any) -> _Item | None:
         return None
 
 
-_UNIT = re.compile(r"(?P<usd>\$)|(?P<pct>%)|(?P<x>\d\s?x\b)")
-
-
-def _unit(quote: str) -> str | None:
-    m = _UNIT.search(quote)
-    if m is None:
-        return None
-    return "USD" if m.group("usd") else "%" if m.group("pct") else "x"
-
-
-def _short(text: str, words: int = NAME_WORDS) -> str:
-    parts = text.strip().rstrip(".").split()
-    return " ".join(parts[:words])
-
-
 def _clean(meta: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in meta.items() if v not in (None, "", [])}
 
 
-def to_candidate(kind: str, item: _Item) -> dict[str, Any]:
+def to_candidate(kind: str, item: LlmItem) -> dict[str, Any]:
     """A raw candidate in the SPEC's prompt shape (validated and grounded downstream)."""
     quote = item.quote.strip()
-    name, content, meta = _fields(kind, item, quote)
+    name, content, meta = item.fields(quote)
     return {
         "type": kind,
         "name": name,
@@ -141,28 +81,14 @@ def to_candidate(kind: str, item: _Item) -> dict[str, Any]:
     }
 
 
-def _fields(kind: str, item: Any, quote: str) -> tuple[str, str, dict[str, Any]]:
-    if kind == "campaign":
-        facts = [f for f in (item.strategy, f"${item.budget:g}/day" if item.budget else None) if f]
-        content = f"Campaign {item.name}" + (f": {', '.join(facts)}" if facts else "")
-        meta = {"strategy": item.strategy, "budget": item.budget, "status": item.status}
-        return item.name.strip(), f'{content}. "{quote}"', meta
-    if kind == "metric":
-        owner = (item.campaign or "").strip()
-        name = f"{owner} {item.kpi}".strip() if owner else item.kpi.strip()
-        meta = {
-            "kpi": item.kpi,
-            "value": item.value,
-            "target": item.target,
-            "unit": _unit(quote),
-            "campaign": owner or None,
-        }
-        return name, f'{name}: "{quote}"', meta
-    if kind == "decision":
-        affected = [n for n in (item.campaign, item.problem) if n]
-        meta = {"action": item.action, "affectedEntities": affected}
-        return _short(item.action), f'Decided: {item.action}. "{quote}"', meta
-    if kind == "pain_point":
-        return item.problem.strip(), f'{item.problem}: "{quote}"', {"severity": item.severity}
-    meta = {"category": item.category, "value": item.preference, "confidence": 0.9}
-    return _short(item.preference), f'Prefers {item.preference}: "{quote}"', meta
+__all__ = [
+    "KINDS",
+    "CampaignItem",
+    "DecisionItem",
+    "MetricItem",
+    "PainPointItem",
+    "PreferenceItem",
+    "item_schema",
+    "parse_item",
+    "to_candidate",
+]

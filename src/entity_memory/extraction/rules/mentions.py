@@ -176,7 +176,7 @@ class MentionFinder:
         self._known = _known_names(known)
         self._parts = _part_keys(known)
         self._last: tuple[str | None, list[Mention]] = (None, [])
-        self._by_norm = {normalize_name(e.name): e.name for e in known if e.type == "campaign"}
+        self._by_norm = {normalize_name(e.name): e.name for e in known if e.type == CAMPAIGN.type}
 
     def canonical(self, name: str) -> str:
         """The stored name of a campaign found by its name, an alias or its first part."""

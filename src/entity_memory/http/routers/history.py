@@ -6,6 +6,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
+from entity_memory.domain.kinds import PAIN_POINT
 from entity_memory.domain.limits import (
     DEFAULT_CHANGES_LIMIT,
     DEFAULT_HISTORY_LIMIT,
@@ -56,7 +57,7 @@ async def trends(user_id: UserId, ledger: LedgerDep) -> dict[str, Any]:
     """Per metric: first/last/min/max and whether it improves; per pain point: recurrence."""
     return {
         "metrics": metric_trends(await ledger.metric_observations(user_id)),
-        "painPoints": pain_point_trends(await ledger.versions_of_type(user_id, "pain_point")),
+        "painPoints": pain_point_trends(await ledger.versions_of_type(user_id, PAIN_POINT.type)),
     }
 
 

@@ -12,6 +12,7 @@ from fastapi import APIRouter
 from fastapi.responses import Response
 
 from entity_memory.web import ASSETS, Asset, read_asset
+from entity_memory.web.kinds_js import MEDIA_TYPE, URL, kinds_module
 
 CONTENT_SECURITY_POLICY = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:;"
@@ -35,5 +36,10 @@ def _serve(asset: Asset) -> Callable[[], Awaitable[Response]]:
     return endpoint
 
 
+async def _kinds() -> Response:
+    return Response(kinds_module(), media_type=MEDIA_TYPE, headers=_HEADERS)
+
+
 for _url, _asset in ASSETS.items():
     router.add_api_route(_url, _serve(_asset), methods=["GET"])
+router.add_api_route(URL, _kinds, methods=["GET"])

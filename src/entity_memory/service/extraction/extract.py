@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from entity_memory.domain.keys import entity_key
+from entity_memory.domain.kinds import PAIN_POINT, PREFERENCE
 from entity_memory.domain.models import IndexEntry, parse_entity
 from entity_memory.domain.ranking import score_entries
 from entity_memory.extraction.base import (
@@ -40,7 +41,7 @@ KNOWN_WITH_FACTS = 100
 #: Types whose entities are read first, most recent first (at most STANDING_WITH_FACTS): the
 #: model is shown every open pain point and preference (extraction/llm/chat.rank_known), and
 #: whether a pain point is open is in its facts.
-STANDING_TYPES = frozenset({"pain_point", "preference"})
+STANDING_TYPES = frozenset({PAIN_POINT.type, PREFERENCE.type})
 STANDING_WITH_FACTS = 40
 
 

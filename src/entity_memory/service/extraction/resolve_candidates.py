@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
+from entity_memory.domain.kinds import PAIN_POINT, PREFERENCE
 from entity_memory.domain.models import BaseEntity, EntityIndex, EntityInputBase, ProvenanceInput
 from entity_memory.domain.text import tokenize
 from entity_memory.embeddings.embedder import Embedder
@@ -66,7 +67,7 @@ def restates(item: EntityInputBase, stored: Mapping[str, Any] | None) -> bool:
     are all in the other): else it is another subject, and merging it would replace the
     stored one's value ("a one-page monthly recap" is not "only bookings and cost per
     booking", both reporting). Other types: a recurrence, always a mention."""
-    if item.type != "preference":  # type: ignore[attr-defined]
+    if item.type != PREFERENCE.type:  # type: ignore[attr-defined]
         return True
     if stored is None:
         return False
@@ -84,8 +85,8 @@ def mention_only(item: EntityInputBase, stored: Mapping[str, Any] | None) -> Ent
     model for that), not through a look-alike."""
     meta = item.metadata  # type: ignore[attr-defined]
     data = meta.model_dump(by_alias=True, exclude_unset=True)
-    if item.type == "preference" and stored is not None:  # type: ignore[attr-defined]
+    if item.type == PREFERENCE.type and stored is not None:  # type: ignore[attr-defined]
         data.update({k: stored[k] for k in ("category", "value") if stored.get(k) is not None})
-    elif item.type == "pain_point":  # type: ignore[attr-defined]
+    elif item.type == PAIN_POINT.type:  # type: ignore[attr-defined]
         data = {k: v for k, v in data.items() if k in ("relatedCampaigns", "frequency")}
     return item.model_copy(update={"content": "", "metadata": type(meta).model_validate(data)})

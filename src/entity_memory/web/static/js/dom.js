@@ -1,11 +1,9 @@
 // The inspector's DOM helpers, constants and session state.
 // Stored text is data: it reaches the page through textContent or setAttribute (h() below),
 // never through innerHTML: memory is written by agents from conversations.
-export const TYPES = ["campaign", "metric", "decision", "pain_point", "preference"];
-export const TYPE_LABEL = {
-  campaign: "Campaigns", metric: "Metrics", decision: "Decisions",
-  pain_point: "Pain points", preference: "Preferences",
-};
+// The kinds (types, labels, example metadata, which keep a series) come from the server.
+export { EXAMPLE_METADATA, SERIES_TYPES, TYPES, TYPE_LABEL } from "./kinds.js";
+import { TYPE_LABEL } from "./kinds.js";
 export const EDIT_SESSION = "inspector-edit";
 export const HIDDEN_META = new Set(["history", "provenance"]);
 // Metadata that is a mapping even when unset: not editable as one value.

@@ -1,7 +1,7 @@
 import { ApiError, api, explain, sayConflict, userPath } from "./api.js";
 import { mergeSection, mergedFrom } from "./manage.js";
 import {
-  EDIT_SESSION, HIDDEN_META, MAPPING_META, TYPE_LABEL, fmtDate, fmtNum, fmtValue, h, humanize, main, page, s, say, sayNext, section, tableWrap, typeBadge,
+  EDIT_SESSION, HIDDEN_META, MAPPING_META, SERIES_TYPES, TYPE_LABEL, fmtDate, fmtNum, fmtValue, h, humanize, main, page, s, say, sayNext, section, tableWrap, typeBadge,
 } from "./dom.js";
 
 // --- entity page -----------------------------------------------------------
@@ -279,7 +279,7 @@ export async function entityPage(type, id) {
   }
   const parts = [back, h("p", { class: "subtitle" }, typeBadge(type), " ", h("code", {}, id)),
     factsSection(entity, reload)];
-  if (type === "metric") {
+  if (SERIES_TYPES.includes(type)) {
     let trend = null;
     try {
       trend = ((await api("GET", userPath("/trends"))).metrics || []).find((m) => m.id === id);

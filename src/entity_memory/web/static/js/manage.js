@@ -1,5 +1,5 @@
 import { api, explain, sayConflict, userPath } from "./api.js";
-import { EDIT_SESSION, TYPES, TYPE_LABEL, entityHref, h, page, say, sayNext, section } from "./dom.js";
+import { EDIT_SESSION, EXAMPLE_METADATA, TYPES, TYPE_LABEL, entityHref, h, page, say, sayNext, section } from "./dom.js";
 
 // --- adding and merging, through the public write path (PUT and DELETE) ----------------------
 // A merge (one write of the service) records the kept entity's new version under this session
@@ -7,16 +7,8 @@ import { EDIT_SESSION, TYPES, TYPE_LABEL, entityHref, h, page, say, sayNext, sec
 // what was merged in, and the deleted one's history stays in the ledger.
 export const MERGE_SESSION = "inspector-merge.";
 
-const EXAMPLE_METADATA = {
-  campaign: '{"status": "enabled", "budget": 100}',
-  metric: '{"kpi": "CPA", "value": 40, "unit": "USD"}',
-  decision: '{"action": "pause display"}',
-  pain_point: '{"severity": "high"}',
-  preference: '{"category": "communication", "value": "numbers first"}',
-};
-
 export function addPage(params) {
-  const chosen = TYPES.includes(params.get("type")) ? params.get("type") : "campaign";
+  const chosen = TYPES.includes(params.get("type")) ? params.get("type") : TYPES[0];
   const type = h("select", { id: "add-type", name: "type" },
     TYPES.map((t) => h("option", { value: t, selected: t === chosen }, TYPE_LABEL[t])));
   const name = h("input", { id: "add-name", name: "name", required: true, maxlength: 200 });
