@@ -118,3 +118,50 @@ def test_a_new_name_with_the_stored_name_as_alias_renames_the_campaign() -> None
     # The stored name written otherwise is no rename: the stored name stays.
     variant, _ = resolver.resolve(campaign("Winter Clearance campaign", ["Winter Clearance"]))  # type: ignore[arg-type]
     assert (variant.id, variant.name) == ("winter-clearance", "Winter Clearance")
+
+
+def test_what_a_cost_is_per_is_part_of_the_metric() -> None:
+    from entity_memory.domain.kpi import counted_thing
+
+    assert counted_thing("Loft cost per tenancies") == "tenancy"
+    assert counted_thing("Loft CPA", "CPA", "Cost per viewing booked is $19.") == "viewing"
+    assert counted_thing("Loft CPA", "cost per conversion") is None  # said generically
+    assert counted_thing("Loft CPA", "CPA", "$12 a day, cost per click $2") is None
+
+
+def counted(name: str, kpi: str, links: list[str] | None, counts: str | None) -> IndexEntry:
+    entry = stored(name, kpi, links)
+    entry.counts = counts
+    return entry
+
+
+def test_two_cpas_that_count_different_things_stay_apart() -> None:
+    """A cost per viewing and a cost per signed tenancy both fold to CPA: two measurements."""
+    viewings = counted("Alpha CPA", "CPA", ["campaign-alpha"], "viewing")
+    resolver = Resolver([campaign_entry(), viewings])
+    tenancy = metric(
+        name="Alpha cost per tenancy", metadata={"kpi": "CPA"}, content="A tenancy costs $410."
+    )
+    assert resolver.resolve(tenancy)[1] is None
+    # The same thing under the plain KPI, said in its sentence, is the stored metric.
+    again = metric(
+        name="Alpha CPA", metadata={"kpi": "CPA"}, content="Cost per viewing is $17 now."
+    )
+    assert resolver.resolve(again)[1] == viewings
+    plain = metric(name="Alpha cost per acquisition", metadata={"kpi": "CPA"})
+    assert resolver.resolve(plain)[1] == viewings
+
+
+def test_a_cpa_named_otherwise_finds_the_one_that_counts_the_same_thing() -> None:
+    """Two stored CPAs of one campaign: a candidate goes to the one counting its thing, and a
+    plain stored CPA is taken only when none does."""
+    plain = counted("Alpha CPA", "CPA", ["campaign-alpha"], None)
+    trials = counted("Alpha cost per trial", "CPA", ["campaign-alpha"], "trial")
+    resolver = Resolver([campaign_entry(), plain, trials])
+    cand = metric(name="Alpha cost per trials", metadata={"kpi": "CPA"})
+    assert resolver.resolve(cand)[1] == trials
+    by_sentence = metric(
+        name="CPA of Alpha", metadata={"kpi": "CPA"}, content="Cost per trial is $9."
+    )
+    assert resolver.resolve(by_sentence)[1] == trials
+    assert Resolver([campaign_entry(), trials, plain]).resolve(by_sentence)[1] == trials

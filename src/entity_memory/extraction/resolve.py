@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from entity_memory.domain.keys import slug_for
-from entity_memory.domain.kpi import metric_kpi, qualifier
+from entity_memory.domain.kpi import metric_counts, metric_kpi, qualifier, same_count
 from entity_memory.domain.links import EntityNames, campaign_key
 from entity_memory.domain.models import EntityInputBase, IndexEntry
 from entity_memory.domain.text import costs_per_thing, normalize_name, tokenize
@@ -148,11 +148,17 @@ class Resolver:
         owner = self._owner(item, names)
         known = [*names.names.get(owner or "", []), owner or ""]
         wanted = qualifier(item.name, known)
-        for entry in stored.with_kpi(kpi):
-            theirs = (entry.links or entry.pending_links or [None])[0]
-            if theirs == owner and qualifier(entry.name, known) == wanted:
-                return entry
-        return None
+        counts = metric_counts(item.name, item.metadata, item.content)  # type: ignore[attr-defined]
+        found = [
+            entry
+            for entry in stored.with_kpi(kpi)
+            if (entry.links or entry.pending_links or [None])[0] == owner
+            and qualifier(entry.name, known) == wanted
+            and same_count(counts, entry.counts)
+        ]
+        # The one that counts the same thing, where one says so, before a plain one.
+        found.sort(key=lambda entry: entry.counts != counts)
+        return found[0] if found else None
 
     def _entry_of(self, item: EntityInputBase) -> IndexEntry:
         """What the index will hold for a new candidate, as far as resolution reads it."""
@@ -165,6 +171,7 @@ class Resolver:
             aliases=list(item.aliases),
         )
         entry.kpi = metric_kpi(item.name, getattr(item, "metadata", None))
+        entry.counts = metric_counts(item.name, getattr(item, "metadata", None), item.content)
         if entry.kpi is not None:
             owner = self._owner(item, self._campaigns())
             entry.links = [owner] if owner else None
