@@ -165,3 +165,22 @@ def test_a_cpa_named_otherwise_finds_the_one_that_counts_the_same_thing() -> Non
     )
     assert resolver.resolve(by_sentence)[1] == trials
     assert Resolver([campaign_entry(), trials, plain]).resolve(by_sentence)[1] == trials
+
+
+def test_a_short_form_of_the_campaign_name_is_the_same_campaign_metric() -> None:
+    """A KPI stated of "Harbour Tours" is the one stored of "Harbour Tours - Search" when that
+    is the only campaign holding those words; with two such campaigns it is neither."""
+    tours = _campaign_entry("Harbour Tours - Search")
+    roas = stored("Harbour Tours - Search ROAS", "ROAS", [tours.id])
+    short = metric(name="Harbour Tours ROAS", metadata={"kpi": "ROAS", "campaign": "Harbour Tours"})
+    assert Resolver([tours, roas]).resolve(short)[1] == roas
+    # The other way: a stored metric whose campaign was written in short, not yet linked.
+    pending = stored("Harbour Tours ROAS", "ROAS", None)
+    pending.pending_links = ["harbour tours"]
+    full = metric(
+        name="Harbour Tours - Search return on ad spend",
+        metadata={"kpi": "ROAS", "campaign": "Harbour Tours - Search"},
+    )
+    assert Resolver([tours, pending]).resolve(full)[1] == pending
+    twice = [tours, _campaign_entry("Harbour Tours - Display"), roas]
+    assert Resolver(twice).resolve(short)[1] is None

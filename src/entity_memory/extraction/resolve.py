@@ -75,6 +75,24 @@ def fuzzy_same(a: str, b: str) -> bool:
     return len(ta & tb) / len(ta | tb) >= FUZZY_JACCARD
 
 
+def campaign_called(stated: str, names: EntityNames) -> str:
+    """The id of the campaign a stated name names: its name or an alias, else the only
+    campaign whose name holds every word of it ("Winter Shoes" for "Winter Shoes - Search",
+    two words at least); else the stated name itself (no such campaign yet)."""
+    found = names.find(stated)
+    if found is not None:
+        return found
+    held = names.holding_words(stated)
+    return held.pop() if len(held) == 1 else campaign_key(stated)
+
+
+def _owner_of(entry: IndexEntry, names: EntityNames) -> str | None:
+    """The campaign a stored metric is about: its link, else the name it stated."""
+    if entry.links:
+        return entry.links[0]
+    return campaign_called(entry.pending_links[0], names) if entry.pending_links else None
+
+
 class Resolver:
     """Resolves candidates against the user's index (and each other, within one batch).
 
@@ -136,7 +154,7 @@ class Resolver:
         name itself (no such campaign yet), else a campaign its own name names; None: none."""
         stated = item.metadata.campaign  # type: ignore[attr-defined]
         if stated:
-            return names.find(stated) or campaign_key(stated)
+            return campaign_called(stated, names)
         return names.named_in(item.name)
 
     def _same_measurement(
@@ -146,13 +164,15 @@ class Resolver:
         owner and qualifier."""
         names = self._campaigns()
         owner = self._owner(item, names)
-        known = [*names.names.get(owner or "", []), owner or ""]
+        owned = [*names.names.get(owner or "", []), owner or ""]
+        # A campaign's own words are no qualifier, whichever short form of its name is used.
+        known = [*owned, *(word for name in owned for word in name.split())]
         wanted = qualifier(item.name, known)
         counts = metric_counts(item.name, item.metadata, item.content)  # type: ignore[attr-defined]
         found = [
             entry
             for entry in stored.with_kpi(kpi)
-            if (entry.links or entry.pending_links or [None])[0] == owner
+            if _owner_of(entry, names) == owner
             and qualifier(entry.name, known) == wanted
             and same_count(counts, entry.counts)
         ]
