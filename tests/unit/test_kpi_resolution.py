@@ -184,3 +184,19 @@ def test_a_short_form_of_the_campaign_name_is_the_same_campaign_metric() -> None
     assert Resolver([tours, pending]).resolve(full)[1] == pending
     twice = [tours, _campaign_entry("Harbour Tours - Display"), roas]
     assert Resolver(twice).resolve(short)[1] is None
+
+
+def test_a_metric_written_before_its_campaign_under_a_short_name_is_found_later() -> None:
+    """ "Tulip Bulbs ROAS" was stored before any campaign held those words; "Spring Tulip Bulbs"
+    came later: its ROAS is the stored one. Two stored campaigns' metrics never merge so."""
+    early = stored("Tulip Bulbs ROAS", "ROAS", None)
+    early.pending_links = ["tulip bulbs"]
+    spring = _campaign_entry("Spring Tulip Bulbs")
+    later = metric(
+        name="Spring Tulip Bulbs ROAS", metadata={"kpi": "ROAS", "campaign": "Spring Tulip Bulbs"}
+    )
+    assert Resolver([early]).resolve(later)[1] == early
+    assert Resolver([spring, early]).resolve(later)[1] == early
+    autumn = _campaign_entry("Autumn Tulip Bulbs Sale")
+    theirs = stored("Autumn Tulip Bulbs Sale ROAS", "ROAS", [autumn.id])
+    assert Resolver([spring, autumn, theirs]).resolve(later)[1] is None

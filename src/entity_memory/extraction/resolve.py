@@ -18,7 +18,7 @@ from functools import lru_cache
 
 from entity_memory.domain.keys import slug_for
 from entity_memory.domain.kpi import metric_counts, metric_kpi, qualifier, same_count
-from entity_memory.domain.links import EntityNames, campaign_key
+from entity_memory.domain.links import MIN_MATCHING_TERMS, EntityNames, campaign_key
 from entity_memory.domain.models import EntityInputBase, IndexEntry
 from entity_memory.domain.text import costs_per_thing, normalize_name, tokenize
 from entity_memory.domain.vocab import CHANNEL_TERMS, GENERIC_NAME_WORDS, KPI_TERMS
@@ -91,6 +91,20 @@ def _owner_of(entry: IndexEntry, names: EntityNames) -> str | None:
     if entry.links:
         return entry.links[0]
     return campaign_called(entry.pending_links[0], names) if entry.pending_links else None
+
+
+def same_owner(a: str | None, b: str | None, names: EntityNames) -> bool:
+    """Two metrics' campaigns are one: the same id, or, where one names no stored campaign
+    yet (a short or a long form of a name written before the campaign was), the words of one
+    are all in the other's, two at least ("Tulip Bulbs" and "Spring Tulip Bulbs"). Two stored
+    campaigns are never one."""
+    if a == b:
+        return True
+    if a is None or b is None or (a in names.names and b in names.names):
+        return False
+    ta, tb = (set((names.names.get(x) or [x])[0].split()) for x in (a, b))
+    small, large = sorted((ta, tb), key=len)
+    return len(small) >= MIN_MATCHING_TERMS and small <= large
 
 
 class Resolver:
@@ -172,7 +186,7 @@ class Resolver:
         found = [
             entry
             for entry in stored.with_kpi(kpi)
-            if _owner_of(entry, names) == owner
+            if same_owner(_owner_of(entry, names), owner, names)
             and qualifier(entry.name, known) == wanted
             and same_count(counts, entry.counts)
         ]
