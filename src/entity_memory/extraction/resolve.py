@@ -2,8 +2,10 @@
 
 A candidate resolves to a stored entity of the same type by, in order: its normalised name or
 a known alias, the campaign id in its metadata, for a metric the same measurement (the same
-canonical KPI of the same campaign with the same qualifying words: "Alpha cost per booking" is
-"Alpha CPA", domain/kpi.py), a close fuzzy match, or (where embeddings are on) a semantic
+canonical KPI of the same campaign with the same qualifying words and, for a CPA, the same
+counted thing where both say one: "Alpha cost per booking" is "Alpha CPA", never "Alpha cost per
+enquiry", domain/kpi.py; a campaign named in a short form is the only one holding its words), a
+close fuzzy match, or (where embeddings are on) a semantic
 neighbour found by `service.semantic_resolve`. Neither fuzzy nor semantic
 matching ever crosses a KPI or a number ("Alpha CPA" is not "Alpha CPC", "Campaign 2" is not
 "Campaign 3"), and a resolved candidate takes the stored name, keeping its own as an alias,
