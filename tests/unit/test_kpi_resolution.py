@@ -118,3 +118,85 @@ def test_a_new_name_with_the_stored_name_as_alias_renames_the_campaign() -> None
     # The stored name written otherwise is no rename: the stored name stays.
     variant, _ = resolver.resolve(campaign("Winter Clearance campaign", ["Winter Clearance"]))  # type: ignore[arg-type]
     assert (variant.id, variant.name) == ("winter-clearance", "Winter Clearance")
+
+
+def test_what_a_cost_is_per_is_part_of_the_metric() -> None:
+    from entity_memory.domain.kpi import counted_thing
+
+    assert counted_thing("Loft cost per tenancies") == "tenancy"
+    assert counted_thing("Loft CPA", "CPA", "Cost per viewing booked is $19.") == "viewing"
+    assert counted_thing("Loft CPA", "cost per conversion") is None  # said generically
+    assert counted_thing("Loft CPA", "CPA", "$12 a day, cost per click $2") is None
+
+
+def counted(name: str, kpi: str, links: list[str] | None, counts: str | None) -> IndexEntry:
+    entry = stored(name, kpi, links)
+    entry.counts = counts
+    return entry
+
+
+def test_two_cpas_that_count_different_things_stay_apart() -> None:
+    """A cost per viewing and a cost per signed tenancy both fold to CPA: two measurements."""
+    viewings = counted("Alpha CPA", "CPA", ["campaign-alpha"], "viewing")
+    resolver = Resolver([campaign_entry(), viewings])
+    tenancy = metric(
+        name="Alpha cost per tenancy", metadata={"kpi": "CPA"}, content="A tenancy costs $410."
+    )
+    assert resolver.resolve(tenancy)[1] is None
+    # The same thing under the plain KPI, said in its sentence, is the stored metric.
+    again = metric(
+        name="Alpha CPA", metadata={"kpi": "CPA"}, content="Cost per viewing is $17 now."
+    )
+    assert resolver.resolve(again)[1] == viewings
+    plain = metric(name="Alpha cost per acquisition", metadata={"kpi": "CPA"})
+    assert resolver.resolve(plain)[1] == viewings
+
+
+def test_a_cpa_named_otherwise_finds_the_one_that_counts_the_same_thing() -> None:
+    """Two stored CPAs of one campaign: a candidate goes to the one counting its thing, and a
+    plain stored CPA is taken only when none does."""
+    plain = counted("Alpha CPA", "CPA", ["campaign-alpha"], None)
+    trials = counted("Alpha cost per trial", "CPA", ["campaign-alpha"], "trial")
+    resolver = Resolver([campaign_entry(), plain, trials])
+    cand = metric(name="Alpha cost per trials", metadata={"kpi": "CPA"})
+    assert resolver.resolve(cand)[1] == trials
+    by_sentence = metric(
+        name="CPA of Alpha", metadata={"kpi": "CPA"}, content="Cost per trial is $9."
+    )
+    assert resolver.resolve(by_sentence)[1] == trials
+    assert Resolver([campaign_entry(), trials, plain]).resolve(by_sentence)[1] == trials
+
+
+def test_a_short_form_of_the_campaign_name_is_the_same_campaign_metric() -> None:
+    """A KPI stated of "Harbour Tours" is the one stored of "Harbour Tours - Search" when that
+    is the only campaign holding those words; with two such campaigns it is neither."""
+    tours = _campaign_entry("Harbour Tours - Search")
+    roas = stored("Harbour Tours - Search ROAS", "ROAS", [tours.id])
+    short = metric(name="Harbour Tours ROAS", metadata={"kpi": "ROAS", "campaign": "Harbour Tours"})
+    assert Resolver([tours, roas]).resolve(short)[1] == roas
+    # The other way: a stored metric whose campaign was written in short, not yet linked.
+    pending = stored("Harbour Tours ROAS", "ROAS", None)
+    pending.pending_links = ["harbour tours"]
+    full = metric(
+        name="Harbour Tours - Search return on ad spend",
+        metadata={"kpi": "ROAS", "campaign": "Harbour Tours - Search"},
+    )
+    assert Resolver([tours, pending]).resolve(full)[1] == pending
+    twice = [tours, _campaign_entry("Harbour Tours - Display"), roas]
+    assert Resolver(twice).resolve(short)[1] is None
+
+
+def test_a_metric_written_before_its_campaign_under_a_short_name_is_found_later() -> None:
+    """ "Tulip Bulbs ROAS" was stored before any campaign held those words; "Spring Tulip Bulbs"
+    came later: its ROAS is the stored one. Two stored campaigns' metrics never merge so."""
+    early = stored("Tulip Bulbs ROAS", "ROAS", None)
+    early.pending_links = ["tulip bulbs"]
+    spring = _campaign_entry("Spring Tulip Bulbs")
+    later = metric(
+        name="Spring Tulip Bulbs ROAS", metadata={"kpi": "ROAS", "campaign": "Spring Tulip Bulbs"}
+    )
+    assert Resolver([early]).resolve(later)[1] == early
+    assert Resolver([spring, early]).resolve(later)[1] == early
+    autumn = _campaign_entry("Autumn Tulip Bulbs Sale")
+    theirs = stored("Autumn Tulip Bulbs Sale ROAS", "ROAS", [autumn.id])
+    assert Resolver([spring, autumn, theirs]).resolve(later)[1] is None

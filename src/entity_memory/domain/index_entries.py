@@ -10,7 +10,7 @@ import hashlib
 from collections.abc import Sequence
 
 from entity_memory.domain.kinds import MetricMetadata, PainPointMetadata
-from entity_memory.domain.kpi import metric_kpi
+from entity_memory.domain.kpi import metric_counts, metric_kpi
 from entity_memory.domain.links import link_entries
 from entity_memory.domain.models import BaseEntity, EntityIndex, IndexEntry
 from entity_memory.domain.ranking import keywords_for, name_term_count
@@ -69,6 +69,7 @@ def index_entry_for(entity: BaseEntity) -> IndexEntry:
         name_terms=name_term_count(entity.name, keywords),
         vec_key=embedding_key(entity),
         kpi=metric_kpi(entity.name, meta),
+        counts=metric_counts(entity.name, meta, entity.content),
         resolved=True if isinstance(meta, PainPointMetadata) and meta.resolved else None,
         days=days_of(entity),
     )

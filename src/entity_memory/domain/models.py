@@ -225,6 +225,9 @@ class IndexEntry(RankEntry):
     #: A metric's KPI in canonical form (`CPA`, `CPL`, ...: domain/vocab.py), so extraction
     #: resolves "cost per acquisition" and "CPA" of one campaign to one metric.
     kpi: str | None = None
+    #: What a metric's cost is per, where it says (`booking` for a cost per booking:
+    #: domain/kpi.py `counted_thing`): two CPAs that count different things stay apart.
+    counts: str | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 class RankIndex(CamelModel):

@@ -78,7 +78,7 @@ def normalize_name(name: str) -> str:
     return " ".join(re.sub(r"[\W_]+", " ", fold(name)).split())
 
 
-def _stem(token: str) -> str:
+def stem(token: str) -> str:
     """Plural folding only: aggressive stemming merges KPI names that must stay apart."""
     if token in NO_STEM:
         return token
@@ -116,6 +116,6 @@ def tokenize(text: str) -> list[str]:
         token = raw.replace("'", "")
         if token in STOP_WORDS or (len(token) < 2 and not token.isdigit()):
             continue
-        terms.extend(KPI_EXPANSIONS.get(token, (_stem(token),)))
+        terms.extend(KPI_EXPANSIONS.get(token, (stem(token),)))
     terms.extend(cjk_bigrams(folded))
     return terms

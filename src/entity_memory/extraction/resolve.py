@@ -2,8 +2,10 @@
 
 A candidate resolves to a stored entity of the same type by, in order: its normalised name or
 a known alias, the campaign id in its metadata, for a metric the same measurement (the same
-canonical KPI of the same campaign with the same qualifying words: "Alpha cost per booking" is
-"Alpha CPA", domain/kpi.py), a close fuzzy match, or (where embeddings are on) a semantic
+canonical KPI of the same campaign with the same qualifying words and, for a CPA, the same
+counted thing where both say one: "Alpha cost per booking" is "Alpha CPA", never "Alpha cost per
+enquiry", domain/kpi.py; a campaign named in a short form is the only one holding its words), a
+close fuzzy match, or (where embeddings are on) a semantic
 neighbour found by `service.semantic_resolve`. Neither fuzzy nor semantic
 matching ever crosses a KPI or a number ("Alpha CPA" is not "Alpha CPC", "Campaign 2" is not
 "Campaign 3"), and a resolved candidate takes the stored name, keeping its own as an alias,
@@ -18,8 +20,8 @@ from functools import lru_cache
 
 from entity_memory.domain.keys import slug_for
 from entity_memory.domain.kinds import CAMPAIGN
-from entity_memory.domain.kpi import metric_kpi, qualifier
-from entity_memory.domain.links import EntityNames, campaign_key
+from entity_memory.domain.kpi import metric_counts, metric_kpi, qualifier, same_count
+from entity_memory.domain.links import MIN_MATCHING_TERMS, EntityNames, campaign_key
 from entity_memory.domain.models import EntityInputBase, IndexEntry
 from entity_memory.domain.text import costs_per_thing, normalize_name, tokenize
 from entity_memory.domain.vocab import CHANNEL_TERMS, GENERIC_NAME_WORDS, KPI_TERMS
@@ -74,6 +76,38 @@ def fuzzy_same(a: str, b: str) -> bool:
     if len(small) >= 2 and small <= large:
         return True
     return len(ta & tb) / len(ta | tb) >= FUZZY_JACCARD
+
+
+def campaign_called(stated: str, names: EntityNames) -> str:
+    """The id of the campaign a stated name names: its name or an alias, else the only
+    campaign whose name holds every word of it ("Winter Shoes" for "Winter Shoes - Search",
+    two words at least); else the stated name itself (no such campaign yet)."""
+    found = names.find(stated)
+    if found is not None:
+        return found
+    held = names.holding_words(stated)
+    return held.pop() if len(held) == 1 else campaign_key(stated)
+
+
+def _owner_of(entry: IndexEntry, names: EntityNames) -> str | None:
+    """The campaign a stored metric is about: its link, else the name it stated."""
+    if entry.links:
+        return entry.links[0]
+    return campaign_called(entry.pending_links[0], names) if entry.pending_links else None
+
+
+def same_owner(a: str | None, b: str | None, names: EntityNames) -> bool:
+    """Two metrics' campaigns are one: the same id, or, where one names no stored campaign
+    yet (a short or a long form of a name written before the campaign was), the words of one
+    are all in the other's, two at least ("Tulip Bulbs" and "Spring Tulip Bulbs"). Two stored
+    campaigns are never one."""
+    if a == b:
+        return True
+    if a is None or b is None or (a in names.names and b in names.names):
+        return False
+    ta, tb = (set((names.names.get(x) or [x])[0].split()) for x in (a, b))
+    small, large = sorted((ta, tb), key=len)
+    return len(small) >= MIN_MATCHING_TERMS and small <= large
 
 
 class Resolver:
@@ -137,7 +171,7 @@ class Resolver:
         name itself (no such campaign yet), else a campaign its own name names; None: none."""
         stated = item.metadata.campaign  # type: ignore[attr-defined]
         if stated:
-            return names.find(stated) or campaign_key(stated)
+            return campaign_called(stated, names)
         return names.named_in(item.name)
 
     def _same_measurement(
@@ -147,13 +181,21 @@ class Resolver:
         owner and qualifier."""
         names = self._campaigns()
         owner = self._owner(item, names)
-        known = [*names.names.get(owner or "", []), owner or ""]
+        owned = [*names.names.get(owner or "", []), owner or ""]
+        # A campaign's own words are no qualifier, whichever short form of its name is used.
+        known = [*owned, *(word for name in owned for word in name.split())]
         wanted = qualifier(item.name, known)
-        for entry in stored.with_kpi(kpi):
-            theirs = (entry.links or entry.pending_links or [None])[0]
-            if theirs == owner and qualifier(entry.name, known) == wanted:
-                return entry
-        return None
+        counts = metric_counts(item.name, item.metadata, item.content)  # type: ignore[attr-defined]
+        found = [
+            entry
+            for entry in stored.with_kpi(kpi)
+            if same_owner(_owner_of(entry, names), owner, names)
+            and qualifier(entry.name, known) == wanted
+            and same_count(counts, entry.counts)
+        ]
+        # The one that counts the same thing, where one says so, before a plain one.
+        found.sort(key=lambda entry: entry.counts != counts)
+        return found[0] if found else None
 
     def _entry_of(self, item: EntityInputBase) -> IndexEntry:
         """What the index will hold for a new candidate, as far as resolution reads it."""
@@ -166,6 +208,7 @@ class Resolver:
             aliases=list(item.aliases),
         )
         entry.kpi = metric_kpi(item.name, getattr(item, "metadata", None))
+        entry.counts = metric_counts(item.name, getattr(item, "metadata", None), item.content)
         if entry.kpi is not None:
             owner = self._owner(item, self._campaigns())
             entry.links = [owner] if owner else None
