@@ -211,3 +211,29 @@ def test_remember_says_why_nothing_was_stored() -> None:
     )
     assert "already processed" in why_nothing_stored({"processed": False})
     assert "found no campaign" in why_nothing_stored({"processed": True, "extractor": "rules"})
+
+
+def test_search_lines_show_a_flag_as_a_word_not_a_signal() -> None:
+    from entity_memory_client.cli import score_lines
+
+    scores = [
+        {
+            "type": "preference",
+            "name": "Short replies",
+            "score": 0.5,
+            "relevance": 0.2,
+            "alwaysInjected": True,
+            "semantic": None,
+        },
+        {
+            "type": "campaign",
+            "name": "Kestrel",
+            "score": 0.7,
+            "relevance": 0.9,
+            "alwaysInjected": False,
+        },
+    ]
+    flagged, plain = score_lines(scores)
+    assert "always in context" in flagged and "alwaysInjected" not in flagged
+    assert "relevance 0.20" in flagged
+    assert "always" not in plain and "alwaysInjected" not in plain

@@ -104,8 +104,15 @@ def test_the_page_loads_only_same_origin_assets() -> None:
     urls = re.findall(r'(?:src|href)="([^"]+)"', html)
     assert "/inspector.js" in urls and "/inspector.css" in urls
     for url in urls:
-        assert url.startswith(("/", "#")), url
+        assert url.startswith(("/", "#")) or url == "data:,", url
     assert "<script>" not in html  # no inline script (the CSP would block it anyway)
+
+
+def test_the_page_declares_its_icon_so_no_request_for_favicon_404s() -> None:
+    """Without a declared icon a browser asks for /favicon.ico, gets the API's 404, and logs
+    an error in the console of every visit."""
+    html = read_asset("index.html")
+    assert '<link rel="icon" href="data:,">' in html
 
 
 @pytest.mark.parametrize("script", _scripts(), ids=lambda p: p.relative_to(STATIC).as_posix())

@@ -9,7 +9,7 @@ from fastapi import Request
 from pydantic import BaseModel, ValidationError
 
 from entity_memory.domain import safe_json
-from entity_memory.http.errors import ApiError, pydantic_details
+from entity_memory.http.errors import ApiError, naming_first_problem, pydantic_details
 
 Body = TypeVar("Body", bound=BaseModel)
 
@@ -26,16 +26,13 @@ async def read_json(request: Request) -> Any:
 
 
 def parse(model: type[Body], raw: Any, code: str, message: str) -> Body:
-    """`raw` as `model`, or a 422 whose message names the first problem (a client that shows
-    only the message still learns what to fix) and whose details list them all."""
+    """`raw` as `model`, or a 422 whose message names the first problem and whose details list
+    them all."""
     try:
         return model.model_validate(raw)
     except ValidationError as exc:
         details = pydantic_details(exc)
-        if details:
-            where = ".".join(str(part) for part in details[0]["loc"])
-            message = f"{message}: {where + ': ' if where else ''}{details[0]['msg']}"
-        raise ApiError(422, code, message, details) from exc
+        raise ApiError(422, code, naming_first_problem(message, details), details) from exc
 
 
 def openapi_body(model: type[BaseModel], *, text: bool = False) -> dict[str, Any]:

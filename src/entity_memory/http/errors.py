@@ -81,6 +81,15 @@ def pydantic_details(exc: ValidationError | RequestValidationError) -> list[dict
     return details
 
 
+def naming_first_problem(message: str, details: list[dict[str, Any]]) -> str:
+    """`message` with the first problem after it (`task: Field required`): a client that
+    shows only the message still learns what to fix; the details list them all."""
+    if not details:
+        return message
+    where = ".".join(str(part) for part in details[0]["loc"])
+    return f"{message}: {where + ': ' if where else ''}{details[0]['msg']}"
+
+
 #: HTTP status of each extraction error code.
 EXTRACTION_ERROR_STATUS = {
     "empty_conversation": 422,
@@ -163,7 +172,9 @@ def _invalid_request(exc: RequestValidationError) -> Problem:
     their body themselves); one that is JSON but does not validate, 422 `invalid_request`."""
     if any(error.get("type") == "json_invalid" for error in exc.errors()):
         return Problem(400, "invalid_json", "request body is not JSON", pydantic_details(exc))
-    return Problem(422, "invalid_request", "request does not validate", pydantic_details(exc))
+    details = pydantic_details(exc)
+    message = naming_first_problem("request does not validate", details)
+    return Problem(422, "invalid_request", message, details)
 
 
 def _internal(exc: Exception) -> Problem:

@@ -10,8 +10,8 @@ written.
 A merge of two entities of one type is one write in the user's writer: both are read, their
 versions checked, the kept one written with the other's name, aliases and the facts it lacks,
 and the other deleted, all under the writer's lock. Two opposite merges at once (A into B,
-B into A) are serialised: the second finds its kept entity gone and is refused, so one of
-them always remains. The kept entity's version is written under a session id that says what
+B into A) are serialised: the second finds its kept entity gone and is refused (404), so
+one of them always remains. The kept entity's version is written under a session id that says what
 was merged in (`MERGE_SESSION_PREFIX` + the other's id); no other write may use that prefix
 (`ReservedSession`), so a page can trust it.
 """
@@ -135,13 +135,16 @@ async def merge_into(
     validate_type(entity_type)
     if keep.id == other.id:
         raise InvalidMerge("an entity cannot be merged into itself")
-    await check_versions(store, user_id, [keep, other])
-    keys = [entity_key(user_id, entity_type, keep.id), entity_key(user_id, entity_type, other.id)]
+    keys = [entity_key(user_id, entity_type, validate_id(e.id, "entity")) for e in (keep, other)]
     found = await store.get_many(keys)
     kept, gone = found[keys[0]], found[keys[1]]
-    if kept is None or gone is None:  # a version 0 was expected of it
-        missing = keep.id if kept is None else other.id
-        raise NoSuchEntity(entity_type, missing)
+    # A missing entity is not found whatever version the page named: "at version 0, not 3"
+    # would send the client to re-read something that is gone.
+    if kept is None or gone is None:
+        raise NoSuchEntity(entity_type, keep.id if kept is None else other.id)
+    for entity, want in ((kept, keep), (gone, other)):
+        if entity.version != want.version:
+            raise VersionConflict(entity_type, want.id, want.version, entity.version)
     item, dropped = merged_input(kept, gone)
     session_id = merge_session_id(gone.id)
     [result] = await upsert_batch(store, user_id, [item], session_id)

@@ -138,14 +138,21 @@ def _task(args: argparse.Namespace) -> str:
     return task
 
 
-def _score_lines(scores: list[dict[str, Any]]) -> list[str]:
+def score_lines(scores: list[dict[str, Any]]) -> list[str]:
+    """One line an entity: its score and the numeric signals behind it. A flag is a word, not
+    a number: `alwaysInjected` printed as "1.00" read as a signal that weighs in the score."""
     lines = []
     for s in scores:
-        signals = ", ".join(
-            f"{k} {v:.2f}" for k, v in s.items() if isinstance(v, int | float) and k != "score"
-        )
+        signals = [
+            f"{k} {v:.2f}"
+            for k, v in s.items()
+            if isinstance(v, int | float) and not isinstance(v, bool) and k != "score"
+        ]
+        if s.get("alwaysInjected"):
+            signals.append("always in context")
         score = s.get("score", 0.0)
-        lines.append(f"{score:5.2f}  {s.get('type', ''):10} {s.get('name', '')}  ({signals})")
+        line = f"{score:5.2f}  {s.get('type', ''):10} {s.get('name', '')}"
+        lines.append(f"{line}  ({', '.join(signals)})")
     return lines
 
 
@@ -160,7 +167,7 @@ def cmd_context(args: argparse.Namespace) -> int:
     print(result["context"])
     if args.explain:
         print("\nranking (score: signals):")
-        print("\n".join(_score_lines(result.get("scores") or [])))
+        print("\n".join(score_lines(result.get("scores") or [])))
     return 0
 
 
@@ -171,7 +178,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     if args.json:
         _print_json({"results": result.get("scores") or [], "entities": result["entities"]})
         return 0
-    lines = _score_lines(result.get("scores") or [])
+    lines = score_lines(result.get("scores") or [])
     print("\n".join(lines) if lines else "nothing remembered matches")
     return 0
 
