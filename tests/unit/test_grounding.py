@@ -157,7 +157,7 @@ def test_a_value_attached_to_another_kpi_only() -> None:
     assert tied_to_other_kpi("CPA", 196, "Wheel Workshops spent $196 last week")
     assert tied_to_other_kpi("ROAS", 40, "a budget of $40")
     assert not tied_to_other_kpi("CTR", 4.5, "Glaze Nights CTR is 4.5%")
-    assert not tied_to_other_kpi("CPA", 61, "41 leads, about $61 each")
+    assert not tied_to_other_kpi("CPA", 73, "19 bookings, roughly $73 apiece")
     assert not tied_to_other_kpi("CPA", 61, "kiln bookings cost $61 each")
     assert value_tied_to_kpi("CTR", 0.045, "Glaze Nights CTR is 4.5%")
     assert not value_tied_to_kpi("ROAS", 41, "the CPC came in at $40")

@@ -14,9 +14,9 @@ its own and, when it fails, removed from the candidate with a machine-readable r
   too narrow a place to look;
 - `value_tied_to_other_kpi`: a metric's value is written *attached* to another KPI's word and
   to none of its own ("$196 spent", "budget of $40", "31 clicks" read as a CPA). Attached
-  means only currency signs and at most one small word between them; anything looser ("41
-  leads, about $61 each", "405% in September") is no evidence against the value, so wording
-  alone never rejects a number the conversation states.
+  means only currency signs and at most one small word between them; anything looser ("19
+  bookings, roughly $73 apiece", "512% over the spring") is no evidence against the value, so
+  wording alone never rejects a number the conversation states.
 
 A content sentence that states a number the conversation never does and memory does not hold
 for that entity (dates the model worked out aside), or a number dropped from its fields, is
@@ -70,7 +70,7 @@ _KPI_NAME_RES = [(re.compile(rf"^(?:{p})$", re.I), name) for p, name in KPI_NAME
 #: What may stand between a number and the KPI word it is attached to: currency signs and at
 #: most one linking word ("$196 spent", "spend of $196", "budget: $40", "40 a day").
 _ATTACHED_GAP = re.compile(r"[\s$€£:=]*(?:(?:of|is|was)[\s$€£]*)?", re.I)
-#: A number followed by these is a price per unit ("leads cost $61 each"), not a total.
+#: A number followed by these is a price per unit ("tickets at $14 each"), not a total.
 _PER_UNIT = re.compile(r"\s*(?:each|apiece|a piece)\b", re.I)
 
 

@@ -37,7 +37,7 @@ class CampaignMetadata(CamelModel):
     status: ShortText | None = None
     #: Limits besides the daily budget (without a place they were put in `budget` or lost).
     monthly_budget: Amount | None = _optional("a monthly budget or monthly spend cap")
-    budget_cap: Amount | None = _optional("the most it may spend a day, if not its budget")
+    budget_cap: Amount | None = _optional("its daily spending ceiling, if not its budget")
     budget_floor: Amount | None = _optional("the daily budget it must not go below")
     last_performance: dict[ShortText, float] | None = None
 

@@ -81,13 +81,13 @@ METADATA_GUIDANCE = """Metadata keys per type (camelCase; omit a key you have no
 no other keys):
 - campaign: campaignId, strategy (bidding strategy, e.g. "Manual CPC", "target CPA $45"), \
 budget (number: the daily budget, not an amount moved), monthlyBudget (number: a monthly \
-budget or monthly spend cap), budgetCap (number: the most it may spend a day, where that \
+budget or monthly spend cap), budgetCap (number: the daily ceiling on its spend, where that \
 differs from its budget), budgetFloor (number: the daily budget it must not go below), status \
 ("enabled", "paused", "learning", ...), lastPerformance (object of KPI name to number). A \
 limit on the whole account, not one campaign, is a preference (category "risk").
 - metric: kpi (required), value (number: the measured value), target (number: the goal), \
 unit ("USD", "%", "x", ...), campaign (the campaign's name), observedOn (YYYY-MM-DD, when the \
-value was measured, if the conversation says; for a period, its last day: "last 30 days" is \
+value was measured, if the conversation says; for a period, its last day: "over the past month" is \
 the session date, "in June" is June 30, "last week" is the last day of last week)
 - decision: action (required), rationale, affectedEntities (names: the campaigns it changes, \
 and the pain point it is meant to fix, if the conversation says), reversible (true/false), \
