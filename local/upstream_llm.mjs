@@ -17,6 +17,8 @@
 // message carries what the extractor reads (HTTP status, "3006" for a prompt too long,
 // "upstream" for a server that cannot be reached, which Workers AI callers retry).
 // Embedding models and the local model's id never come here.
+import http from "node:http";
+import https from "node:https";
 import { chatBody, workersAiReply } from "./llm.mjs";
 
 // Workers AI text models whose documented output is the OpenAI chat completion
@@ -80,21 +82,40 @@ function failure(model, status, text) {
   return new Error(`${model}: ${code}: ${text.slice(0, 300)}`);
 }
 
+// POST a JSON body; resolves to `{status, text}`. Not `fetch`: Node's fetch gives up on an
+// answer whose headers take over 300 s (undici's headersTimeout), and a live run's upstream
+// (relay.py, answered by hand) takes longer; how long to wait is the extractor's to say
+// (AI_TIMEOUT_S, which the Python side enforces).
+function postJson(url, body) {
+  const raw = Buffer.from(JSON.stringify(body));
+  const client = url.startsWith("https:") ? https : http;
+  return new Promise((resolve, reject) => {
+    const req = client.request(url, {
+      method: "POST",
+      headers: { "content-type": "application/json", "content-length": raw.length },
+    });
+    req.on("response", (res) => {
+      const parts = [];
+      res.on("data", (part) => parts.push(part));
+      res.on("end", () => resolve({ status: res.statusCode, text: Buffer.concat(parts).toString() }));
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+    req.end(raw);
+  });
+}
+
 async function generate(upstream, model, inputs) {
   const body = upstreamBody(model, inputs);
   let r;
   try {
-    r = await fetch(`${upstream.url}/chat/completions`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify(body),
-    });
+    r = await postJson(`${upstream.url}/chat/completions`, body);
   } catch (err) {
     const why = err?.cause?.message ?? err?.message;
     throw new Error(`${model}: upstream ${upstream.url} unreachable: ${why}`);
   }
-  const text = await r.text();
-  if (!r.ok) throw failure(model, r.status, text);
+  const text = r.text;
+  if (r.status < 200 || r.status > 299) throw failure(model, r.status, text);
   const reply = JSON.parse(text);
   if (CHAT_COMPLETION_MODELS.has(model)) return chatCompletionReply(model, reply);
   return workersAiReply(reply, Boolean(body.response_format));
