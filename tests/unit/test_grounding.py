@@ -60,6 +60,15 @@ def test_numbers_are_read_as_written() -> None:
     assert values == [1200, 2500, 4.5, 3]
 
 
+def test_a_number_is_never_cut_at_its_decimal_point() -> None:
+    assert [n.value for n in numbers_in("opens in 1.8s, 45min later, 3.2x then 4x")] == [
+        1.8,
+        45,
+        3.2,
+        4,
+    ]
+
+
 def test_a_grounded_metric_is_kept() -> None:
     item = _metric(41, "the CPA came in at $41")
     assert _reasons([item]) == [None]
@@ -142,6 +151,9 @@ def test_an_amount_spent_is_not_a_cpa() -> None:
         ("pickup rate", 61, "Sunday pickup rate was 61% last month."),
         ("CPA", 27, "Fourteen bookings, about $27 each (was about $35)."),
         ("CPC", 3.1, "Glaze clicks got dearer: $3.10 on average, up from $2.40."),
+        ("CPA", 12.4, "Cost per weekend workshop signup is €12.40 since the new form."),
+        ("cost per booked class", 19, "Our cost per booked taster class was $19 in May."),
+        ("page speed", 1.8, "The booking page now opens in 1.8s on phones."),
     ],
 )
 def test_phrasing_alone_never_rejects_a_stated_number(kpi: str, value: float, excerpt: str) -> None:

@@ -59,8 +59,11 @@ def amount(value: float, unit: str | None) -> str:
 #: Relative tolerance when a stored number is compared with one written in text.
 NUMBER_TOLERANCE = 0.005
 
+#: A number never ends inside another ("2.1" is not "2" then "1"), and a unit written against
+#: it ("2.1s", "30min") leaves it whole: only k, m, % and x change what it means.
 _NUMBER = re.compile(
-    r"(?<![\w.])(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)\s?(?P<suffix>k|m|%|x)?(?![\w])",
+    r"(?<![\w.])(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?![\d,.]?\d)"
+    r"(?:\s?(?P<suffix>k|m|%|x)(?!\w))?",
     re.IGNORECASE,
 )
 _SCALE = {"k": 1_000.0, "m": 1_000_000.0}

@@ -46,7 +46,12 @@ SMALL_NUMBER = 12
 #: words that state it. Cost-per-anything is one family (a cost per lead is a CPA whose
 #: acquisition is a lead), and counts, spend and budget are KPIs of their own so that an amount
 #: spent is never read as a cost per acquisition.
-_COST_PER = r"cost per (?:acquisition|action|conversion|lead|sale|booking|signup|order|customer)"
+#: "cost per" and what is paid for, up to three words ("cost per trial class booking"); per
+#: click and per thousand impressions are KPIs of their own, and a linking word ends the thing.
+_COST_PER = (
+    r"cost per (?!(?:clicks?|thousand|mille|impressions?)\b)"
+    r"(?:(?!(?:is|was|were|of|at|and|or|for|in|to|by|on|over|from)\b)[a-z-]+ ?){1,3}"
+)
 KPI_FAMILIES: tuple[tuple[str, str], ...] = (
     ("cpa", rf"{_COST_PER}|t?cpa|cpl|(?:per|a|each) (?:lead|sale|booking|signup|order|customer)"),
     ("roas", r"return on ad(?:vertising)? spend|t?roas"),
