@@ -1,11 +1,18 @@
-"""Realistic entity inputs, one per type, as an ads agent would send them."""
+"""Realistic entity inputs, one per type, as an ads agent would send them; and stored entities
+built from the few fields a test states."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from entity_memory.domain.keys import slug_for
+from entity_memory.domain.kind import kind_of
 from entity_memory.domain.kinds import entity_input_adapter
-from entity_memory.domain.models import EntityInputBase
+from entity_memory.domain.models import BaseEntity, EntityInputBase, parse_entity
+
+#: When a test's stored entity was written, unless it says: 2024-10-04, so its context line
+#: reads "(as of 2024-10-04)".
+STORED_AT = 20_000 * 86_400_000
 
 
 def item(**data: Any) -> EntityInputBase:
@@ -75,6 +82,25 @@ def preference(name: str = "Concise weekly summaries", **kw: Any) -> EntityInput
     }
     data.update(kw)
     return item(**data)
+
+
+def stored(**fields: Any) -> BaseEntity:
+    """A stored entity (what the store reads back and the context block renders) from the
+    fields a test states: what a write adds (id, user, importance, times, session, version)
+    as the store fills it, the kind's example metadata unless given, validated by the kind's
+    model. Its last write is `STORED_AT`, or its creation when that is later."""
+    data: dict[str, Any] = {
+        "userId": "u1",
+        "importance": 0.5,
+        "createdAt": STORED_AT,
+        "sessionId": "s1",
+        "version": 1,
+        **fields,
+    }
+    data.setdefault("id", slug_for(data["name"]))
+    data.setdefault("updatedAt", max(STORED_AT, data["createdAt"]))
+    data.setdefault("metadata", dict(kind_of(data["type"]).example_metadata))
+    return parse_entity(data)
 
 
 def all_five() -> list[EntityInputBase]:

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from entity_memory.domain.context import assemble_entity_context
 from entity_memory.domain.fence import neutralise
+from tests.unit.factories import stored
 
 #: Look-alikes a writer may use for each character of a tag (the reader maps them back).
 LOOKALIKES: dict[str, str] = {
@@ -84,12 +85,12 @@ def _tags(block: str) -> tuple[int, int]:
 
 
 def _block(text: str) -> str:
-    entity = {
-        "type": "preference",
-        "name": f"Report {text} style",
-        "content": f"Weekly {text} summaries",
-        "metadata": {"category": "reporting", "value": text},
-    }
+    entity = stored(
+        type="preference",
+        name=f"Report {text} style",
+        content=f"Weekly {text} summaries",
+        metadata={"category": "reporting", "value": text},
+    )
     return assemble_entity_context([entity])
 
 

@@ -31,6 +31,7 @@ from entity_memory.storage.ledger import Ledger
 from entity_memory.storage.store import EntityStore
 
 from .conftest import REPO, T0, Clock
+from .factories import stored
 
 FAST = settings(
     max_examples=60,
@@ -254,9 +255,11 @@ def test_index_equals_live_keys_and_ledger_covers_kv_after_any_sequence(
 
 words = st.text(alphabet=string.ascii_letters + string.digits + "$%.,", min_size=1, max_size=12)
 line_text = st.lists(words, min_size=1, max_size=40).map(" ".join)
+#: A stored name is at most MAX_NAME_LENGTH (200) characters: 15 words of 12 at most.
+name_text = st.lists(words, min_size=1, max_size=15).map(" ".join)
 context_docs = st.lists(
     st.fixed_dictionaries(
-        {"type": st.sampled_from(ENTITY_TYPES), "name": line_text, "content": line_text}
+        {"type": st.sampled_from(ENTITY_TYPES), "name": name_text, "content": line_text}
     ),
     max_size=30,
 )
@@ -268,7 +271,8 @@ HEADERS = {f"### {k.label}" for k in in_sections()}
 def test_context_never_exceeds_budget_nor_leaves_an_empty_section(
     docs: list[dict[str, str]], budget: int
 ) -> None:
-    text = assemble_entity_context(docs, budget)
+    entities = [stored(id=f"e{n}", **doc) for n, doc in enumerate(docs)]
+    text = assemble_entity_context(entities, budget)
     lines = text.split("\n")
     assert lines[0] == "<entity_memory>" and lines[-1] == "</entity_memory>"
     used = sum(estimate_tokens(line + "\n") for line in lines if line.startswith("- **"))

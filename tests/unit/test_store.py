@@ -352,4 +352,4 @@ async def test_a_field_edited_by_put_shows_in_the_next_block(store: EntityStore)
     await upsert_one(store, "u1", campaign(metadata={"strategy": "Target CPA $30"}), "s2")
     stored = await store.get("u1", "campaign", "campaign-alpha")
     assert stored is not None
-    assert "strategy Target CPA $30" in assemble_entity_context([stored.to_json_dict()])
+    assert "strategy Target CPA $30" in assemble_entity_context([stored])

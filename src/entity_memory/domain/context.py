@@ -23,20 +23,22 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from entity_memory.domain.amounts import amount
 from entity_memory.domain.fence import neutralise
 from entity_memory.domain.kind import (
     EntityKind,
+    MeasuredSeries,
     addressed_type,
     all_kinds,
     in_sections,
     kind_of,
     link_target_type,
 )
-from entity_memory.domain.kinds.metric import SERIES_SHOWN, unit_of
-from entity_memory.domain.task_dates import measured_ms, stored_day
+from entity_memory.domain.kinds.metric import SERIES_SHOWN
+from entity_memory.domain.links import stated_campaigns
+from entity_memory.domain.models import BaseEntity
+from entity_memory.domain.task_dates import stored_day
 from entity_memory.domain.text import STOP_WORDS, estimate_tokens, normalize_name, tokenize
 from entity_memory.domain.trends import trend_of
 
@@ -46,90 +48,68 @@ ITEMS_PER_TYPE = 5
 __all__ = ["SERIES_SHOWN", "assemble_entity_context", "estimate_tokens"]
 
 
-def _observations(metric: Mapping[str, Any]) -> list[tuple[int, float]]:
-    """(when measured, value), oldest first: a value told after a decision about a day
-    before it is no outcome of it."""
-    meta = metric.get("metadata") or {}
-    points = [
-        (measured_ms(h.get("observedOn"), h["at"]), float(h["value"]))
-        for h in meta.get("history") or []
-        if isinstance(h.get("at"), int) and isinstance(h.get("value"), int | float)
-    ]
-    return sorted(points)
-
-
-def _decided_on(decision: Mapping[str, Any], campaign: str) -> bool:
-    """The decision names the campaign (in its affected entities, its name or its content)."""
-    meta = decision.get("metadata") or {}
+def _decided_on(decision: BaseEntity, campaign: str) -> bool:
+    """The decision names the campaign (in the campaigns its fields state, its name or its
+    content)."""
     wanted = normalize_name(campaign)
-    if any(normalize_name(str(a)) == wanted for a in meta.get("affectedEntities") or []):
+    if any(normalize_name(str(a)) == wanted for a in stated_campaigns(decision)):
         return True
     terms = set(tokenize(campaign))
-    text = set(tokenize(f"{decision.get('name', '')} {decision.get('content', '')}"))
+    text = set(tokenize(f"{decision.name} {decision.content}"))
     return bool(terms) and terms <= text
 
 
-def _decided_at(decision: Mapping[str, Any]) -> int | None:
+def _decided_at(decision: BaseEntity) -> int:
     """When the decision was said: its first stored time, or an earlier time its provenance
     gives (a client recording a decision taken last month says so in `provenance[].at`)."""
-    times = [decision.get("createdAt")]
-    times += [p.get("at") for p in decision.get("provenance") or [] if isinstance(p, Mapping)]
-    known = [t for t in times if isinstance(t, int) and not isinstance(t, bool)]
-    return min(known) if known else None
+    return min([decision.created_at, *(p.at for p in decision.provenance if p.at is not None)])
 
 
-def decision_outcome(decision: Mapping[str, Any], metrics: Sequence[Mapping[str, Any]]) -> str:
+def decision_outcome(decision: BaseEntity, series: Sequence[MeasuredSeries]) -> str:
     """`since 2026-05-03: CPA $52 -> $41 improving` for each metric of a campaign the decision
     is about that was observed both before and after it; "" where the memory cannot say."""
     made = _decided_at(decision)
-    if made is None:
-        return ""
     outcomes = []
-    for metric in metrics:
-        meta = metric.get("metadata") or {}
-        campaign = meta.get("campaign")
-        if not campaign or not _decided_on(decision, str(campaign)):
+    for measured in series:
+        campaign = measured.campaign
+        if not campaign or not _decided_on(decision, campaign):
             continue
-        points = _observations(metric)
-        before = [v for at, v in points if at <= made]
-        after = [v for at, v in points if at > made]
+        before = [v for at, v in measured.points if at <= made]
+        after = [v for at, v in measured.points if at > made]
         if not before or not after:
             continue
-        kpi = str(meta.get("kpi", ""))
-        _, trend = trend_of(kpi, before[-1], after[-1])
-        unit = unit_of(meta)
-        change = f"{neutralise(kpi)} {amount(before[-1], unit)} -> {amount(after[-1], unit)}"
+        _, trend = trend_of(measured.kpi, before[-1], after[-1])
+        unit = measured.unit
+        change = (
+            f"{neutralise(measured.kpi)} {amount(before[-1], unit)} -> {amount(after[-1], unit)}"
+        )
         outcomes.append(change if trend == "unknown" else f"{change} {trend}")
     if not outcomes:
         return ""
     return f"since {stored_day(made)}: " + ", ".join(outcomes)
 
 
-def _entry(
-    item: Mapping[str, Any], kind: EntityKind, metrics: Sequence[Mapping[str, Any]] = ()
-) -> str:
+def _entry(item: BaseEntity, kind: EntityKind, series: Sequence[MeasuredSeries] = ()) -> str:
     """The entity's line: its name, notes (campaign, resolved, as of), then its kind's facts
     (domain/kinds/) and its sentence where that says more than they do."""
-    meta = item.get("metadata") or {}
     notes = []
-    if kind.grouped_by_campaign and meta.get("campaign"):
-        notes.append(neutralise(meta["campaign"]))
-    if kind.can_resolve and meta.get("resolved"):
+    campaign = kind.campaign_noted(item)
+    if campaign:
+        notes.append(neutralise(campaign))
+    if kind.is_resolved(item):
         notes.append("resolved")
-    as_of = stored_day(item.get("updatedAt"))
+    as_of = stored_day(item.updated_at)
     if as_of:
         notes.append(f"as of {as_of}")
-    head = f"**{neutralise(item['name'])}**" + (f" ({', '.join(notes)})" if notes else "")
-    content = neutralise(item.get("content", ""))
-    facts = ""
-    if isinstance(meta, Mapping):
-        said = normalize_name(f"{item['name']} | {content}")
-        facts = neutralise(kind.facts(meta, said))
-        # Only what the sentence does not already say (a fact repeated verbatim is noise);
-        # a series read after the sentence is always given.
-        if not kind.facts_after_sentence and facts.lower() in content.lower():
-            facts = ""
-    if facts and not _says_more(content, f"{item['name']} {' '.join(notes)} {facts}"):
+    head = f"**{neutralise(item.name)}**" + (f" ({', '.join(notes)})" if notes else "")
+    content = neutralise(item.content)
+    said = normalize_name(f"{item.name} | {content}")
+    facts = neutralise(kind.facts(item, said))
+    # Only what the sentence does not already say (a fact repeated verbatim is noise);
+    # a series read after the sentence is always given.
+    if not kind.facts_after_sentence and facts.lower() in content.lower():
+        facts = ""
+    if facts and not _says_more(content, f"{item.name} {' '.join(notes)} {facts}"):
         content = ""  # the line is the fields: the sentence says nothing they do not
     if facts:
         first, last = (
@@ -137,7 +117,7 @@ def _entry(
         )
         content = f"{first} {last}".strip()
     if kind.shows_outcome:
-        outcome = decision_outcome(item, metrics)
+        outcome = decision_outcome(item, series)
         if outcome:
             content = f"{content} [{outcome}]" if content else f"[{outcome}]"
     return f"- {head}: {content}\n" if content else f"- {head}\n"
@@ -170,44 +150,45 @@ def _says_more(content: str, known: str) -> bool:
     return not _terms_and_amounts(content) <= _terms_and_amounts(known)
 
 
-def _about(item: Mapping[str, Any], task_terms: set[str]) -> bool:
-    return bool(task_terms & set(tokenize(str(item.get("name", "")))))
+def _about(item: BaseEntity, task_terms: set[str]) -> bool:
+    return bool(task_terms & set(tokenize(item.name)))
 
 
-def _campaign_grouped(items: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """Metrics of one campaign together, campaigns in the order of their best-ranked metric."""
+def _campaign_grouped(items: list[BaseEntity], kind: EntityKind) -> list[BaseEntity]:
+    """Entities of one campaign together (a metric's), campaigns in the order of their
+    best-ranked entity."""
     order: dict[str, int] = {}
     for item in items:
-        order.setdefault(str((item.get("metadata") or {}).get("campaign") or ""), len(order))
-    return sorted(items, key=lambda i: order[str((i.get("metadata") or {}).get("campaign") or "")])
+        order.setdefault(kind.campaign_noted(item) or "", len(order))
+    return sorted(items, key=lambda i: order[kind.campaign_noted(i) or ""])
 
 
 def _groups(
-    grouped: dict[str, list[Mapping[str, Any]]],
+    grouped: dict[str, list[BaseEntity]],
     links: Mapping[str, Sequence[str]],
     addresses: Mapping[str, Sequence[str]],
-) -> dict[str, list[Mapping[str, Any]]]:
+) -> dict[str, list[BaseEntity]]:
     """The lines shown under another's, taken out of their own sections: under
     "campaign:<id>", its metrics, decisions and pain points (each under the first of its
     linked campaigns in the block); under "pain_point:<id>", the decisions taken against it
     that no campaign shows."""
     target, pain = link_target_type(), addressed_type()
-    shown = {str(c.get("id")) for c in grouped.get(target, [])[:ITEMS_PER_TYPE]}
-    under: dict[str, list[Mapping[str, Any]]] = {}
+    shown = {c.id for c in grouped.get(target, [])[:ITEMS_PER_TYPE]}
+    under: dict[str, list[BaseEntity]] = {}
     for entity_type in (k.type for k in all_kinds() if k.member_label):
         kept = []
         for item in grouped.get(entity_type, []):
-            linked = [c for c in links.get(f"{entity_type}:{item.get('id')}", ()) if c in shown]
+            linked = [c for c in links.get(f"{entity_type}:{item.id}", ()) if c in shown]
             if linked:
                 under.setdefault(f"{target}:{linked[0]}", []).append(item)
             else:
                 kept.append(item)
         grouped[entity_type] = kept
-    pains = {str(p.get("id")) for p in grouped.get(pain, [])[:ITEMS_PER_TYPE]}
+    pains = {p.id for p in grouped.get(pain, [])[:ITEMS_PER_TYPE]}
     for fixer in (k.type for k in all_kinds() if k.addresses_pain_points):
         kept = []
         for item in grouped.get(fixer, []):
-            fixed = [p for p in addresses.get(str(item.get("id")), ()) if p in pains]
+            fixed = [p for p in addresses.get(item.id, ()) if p in pains]
             if fixed:
                 under.setdefault(f"{pain}:{fixed[0]}", []).append(item)
             else:
@@ -216,35 +197,45 @@ def _groups(
     return under
 
 
-def _open(items: list[Mapping[str, Any]], task_terms: set[str]) -> list[Mapping[str, Any]]:
+def _open(items: list[BaseEntity], kind: EntityKind, task_terms: set[str]) -> list[BaseEntity]:
     """Those still open (a pain point), and resolved ones only when the task is about them."""
+    return [i for i in items if not kind.is_resolved(i) or _about(i, task_terms)]
+
+
+def _series(grouped: Mapping[str, list[BaseEntity]]) -> list[MeasuredSeries]:
+    """The dated series of every entity given that keeps one (what a decision's outcome is
+    read from), before any is taken out of the block."""
     return [
-        i for i in items if not (i.get("metadata") or {}).get("resolved") or _about(i, task_terms)
+        kind.series(kind.metadata_of(entity))
+        for kind in in_sections()
+        if kind.series is not None
+        for entity in grouped.get(kind.type, [])
     ]
 
 
 def assemble_entity_context(
-    entities: Sequence[Mapping[str, Any]],
+    entities: Sequence[BaseEntity],
     max_tokens: int = 4000,
     task: str = "",
     links: Mapping[str, Sequence[str]] | None = None,
     addresses: Mapping[str, Sequence[str]] | None = None,
 ) -> str:
     """Group by kind in section order (domain/kinds/); entities keep the order given (rank
-    order) within a kind, and an entity of no registered kind is left out.
+    order) within a kind, and an entity of no registered kind is left out. Each line is
+    rendered from the typed entity by its kind (`EntityKind.facts` and the rest).
 
     `links` ("type:id" -> campaign ids) lists a linked metric, decision or pain point under its
     campaign's line instead of in its own section; `addresses` (decision id -> pain point ids)
     lists a decision under the pain point it was meant to fix."""
     task_terms = set(tokenize(task))
-    grouped: dict[str, list[Mapping[str, Any]]] = {}
+    grouped: dict[str, list[BaseEntity]] = {}
     for entity in entities:
-        grouped.setdefault(str(entity["type"]), []).append(entity)
+        grouped.setdefault(entity.type, []).append(entity)
     kinds = in_sections()
-    metrics = [m for k in kinds if k.keeps_series for m in grouped.get(k.type, [])]
+    series = _series(grouped)
     for kind in kinds:
-        if kind.can_resolve and kind.type in grouped:
-            grouped[kind.type] = _open(grouped[kind.type], task_terms)
+        if kind.resolved is not None and kind.type in grouped:
+            grouped[kind.type] = _open(grouped[kind.type], kind, task_terms)
     under = _groups(grouped, links or {}, addresses or {})
 
     sections = ["<entity_memory>"]
@@ -255,15 +246,15 @@ def assemble_entity_context(
             continue
         lines: list[str] = []
         shown = items[:ITEMS_PER_TYPE]
-        if kind.grouped_by_campaign:
-            shown = _campaign_grouped(shown)
+        if kind.line_campaign is not None:
+            shown = _campaign_grouped(shown, kind)
         for item in shown:
-            if not budget.take(_entry(item, kind, metrics)):
+            if not budget.take(_entry(item, kind, series)):
                 break
             lines.append(budget.last)
-            for member in under.get(f"{kind.type}:{item.get('id')}", []):
-                of = kind_of(str(member.get("type")))
-                line = f"  - {of.member_label} " + _entry(member, of, metrics)[2:]
+            for member in under.get(f"{kind.type}:{item.id}", []):
+                of = kind_of(member.type)
+                line = f"  - {of.member_label} " + _entry(member, of, series)[2:]
                 if not budget.take(line):
                     break
                 lines.append(line)

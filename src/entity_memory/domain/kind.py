@@ -16,7 +16,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from entity_memory.domain.text import normalize_name
 from entity_memory.settings import DEFAULT_TTL_DAYS, Settings
@@ -33,9 +33,8 @@ def _never(_fact: object) -> bool:
     return False
 
 
-#: A kind's facts for its context line: (stored metadata, the line's name and sentence
-#: normalised) -> "strategy tCPA, budget 60" (raw: the block neutralises it).
-LineFacts = Callable[[Mapping[str, Any], str], str]
+#: A kind's metadata model (each kind's functions below read their own, typed).
+M = TypeVar("M", bound="CamelModel")
 
 
 def already_said(value: object, said: str) -> bool:
@@ -43,13 +42,24 @@ def already_said(value: object, said: str) -> bool:
     return f" {normalize_name(str(value))} " in f" {said} "
 
 
-def shown_field_facts(fields: tuple[str, ...]) -> LineFacts:
-    """The facts of a kind with no renderer of its own: each shown field as "field value"."""
+def shown_field_facts(meta: CamelModel, fields: tuple[str, ...]) -> str:
+    """The facts of a kind with no renderer of its own: each shown field (by its stored,
+    camelCase name) as "field value"."""
+    by_alias = {info.alias or name: name for name, info in type(meta).model_fields.items()}
+    shown = [(f, getattr(meta, by_alias[f], None)) for f in fields if f in by_alias]
+    return ", ".join(f"{f} {value}" for f, value in shown if value not in (None, ""))
 
-    def facts(meta: Mapping[str, Any], _said: str) -> str:
-        return ", ".join(f"{f} {meta[f]}" for f in fields if meta.get(f) not in (None, ""))
 
-    return facts
+@dataclass(frozen=True, slots=True)
+class MeasuredSeries:
+    """What a kind keeping a dated series (a metric) tells the context block of one entity,
+    so a decision's line can show what came of it: the campaign it measures, its KPI and
+    unit, and its observations as (when measured, value), oldest first."""
+
+    campaign: str | None
+    kpi: str
+    unit: str | None
+    points: tuple[tuple[int, float], ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,28 +83,31 @@ class ImportanceBands:
 
 
 @dataclass(frozen=True, slots=True)
-class EntityKind:
-    """One entity type, described once (see the module docstring)."""
+class EntityKind(Generic[M]):
+    """One entity type, described once (see the module docstring). The functions it holds
+    read its own typed metadata (`M`, its `metadata_model`)."""
 
     #: The type name: the `type` field, the KV key segment (`entity:<user>:<type>:<id>`).
     type: str
     entity_model: type[BaseEntity]
     input_model: type[EntityInputBase]
-    metadata_model: type[CamelModel]
+    metadata_model: type[M]
     importance: ImportanceBands
     #: Its section in the context block: heading, and place (lower first).
     label: str
     section: int
-    #: Its line's bracketed facts; None: its `shown_fields` as "field value".
-    line_facts: LineFacts | None = None
+    #: Its line's bracketed facts, from its metadata and the line's name and sentence
+    #: (normalised): "strategy tCPA, budget 60", raw (the block neutralises it); None: its
+    #: `shown_fields` as "field value".
+    line_facts: Callable[[M, str], str] | None = None
     #: The line gives its sentence first, then the facts (a metric's series reads after it).
     facts_after_sentence: bool = False
-    #: The line notes the campaign its metadata names (`metadata.campaign`), and the section
-    #: stands entities of one campaign together.
-    grouped_by_campaign: bool = False
-    #: It has `metadata.resolved`: a resolved one is left out of the block unless the task
-    #: is about it (then marked resolved), and never always-injected.
-    can_resolve: bool = False
+    #: The campaign its line notes, and by which its section stands entities of one campaign
+    #: together (a metric's `campaign`); None: its lines note none.
+    line_campaign: Callable[[M], str | None] | None = None
+    #: Whether an entity is resolved: a resolved one is left out of the block unless the task
+    #: is about it (then marked resolved), and never always-injected; None: it cannot be.
+    resolved: Callable[[M], bool] | None = None
     #: Its line shows the measured outcome of what it decided (domain/context.py).
     shows_outcome: bool = False
     #: How a line shown under another entity's line names its kind ("pain point"); None: its
@@ -103,8 +116,9 @@ class EntityKind:
     #: Metadata fields (by their stored, camelCase names) its context line shows that a stored
     #: sentence may state too: a write changing one makes that sentence stale (domain/merge.py).
     shown_fields: tuple[str, ...] = ()
-    #: Keeps a dated series of `value` in `metadata.history` (merge accumulates it).
-    keeps_series: bool = False
+    #: Its dated series of `value` (kept in `metadata.history`: merge accumulates it), as the
+    #: context block reads it; None: it keeps none.
+    series: Callable[[M], MeasuredSeries] | None = None
     #: Said again in a new session, it counts one more occurrence (`metadata.frequency`).
     counts_returns: bool = False
     #: Metadata fields an LLM is shown of a known entity of this kind (extraction prompt).
@@ -150,15 +164,33 @@ class EntityKind:
         """Its entities, as a heading says it ("Pain points")."""
         return self.type.replace("_", " ").capitalize() + "s"
 
+    @property
+    def keeps_series(self) -> bool:
+        """Keeps a dated series of `value` in `metadata.history` (merge accumulates it)."""
+        return self.series is not None
+
     def ttl_seconds(self, settings: Settings) -> int:
         """Its entities' KV TTL: its variable's value where the deployment set it."""
         return settings.ttl_seconds(self.ttl_var, self.ttl_days)
 
-    def facts(self, meta: Mapping[str, Any], said: str) -> str:
+    def metadata_of(self, entity: BaseEntity) -> M:
+        """An entity's typed metadata (every kind's entity model has its `metadata_model`)."""
+        return entity.metadata  # type: ignore[attr-defined,no-any-return]
+
+    def facts(self, entity: BaseEntity, said: str) -> str:
         """The facts its context line shows (`said`: the line's name and sentence, normalised,
         so a field they already say word for word is not said twice)."""
-        render = self.line_facts or shown_field_facts(self.shown_fields)
-        return render(meta, said)
+        meta = self.metadata_of(entity)
+        if self.line_facts is None:
+            return shown_field_facts(meta, self.shown_fields)
+        return self.line_facts(meta, said)
+
+    def campaign_noted(self, entity: BaseEntity) -> str | None:
+        """The campaign its line notes and groups by, if its kind notes one."""
+        return None if self.line_campaign is None else self.line_campaign(self.metadata_of(entity))
+
+    def is_resolved(self, entity: BaseEntity) -> bool:
+        return self.resolved is not None and self.resolved(self.metadata_of(entity))
 
 
 _REGISTRY: dict[str, EntityKind] = {}

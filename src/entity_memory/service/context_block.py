@@ -9,6 +9,5 @@ from entity_memory.service.retrieval import Retrieval
 
 def context_block(found: Retrieval, task: str, max_tokens: int) -> str:
     """The block for `found`, in its rank order, under `max_tokens`."""
-    docs = [e.to_json_dict() for e in found.entities]
     links = {f"{kind}:{entity_id}": ids for (kind, entity_id), ids in found.links.items()}
-    return assemble_entity_context(docs, max_tokens, task, links, found.addresses)
+    return assemble_entity_context(found.entities, max_tokens, task, links, found.addresses)

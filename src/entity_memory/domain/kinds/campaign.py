@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field
@@ -20,11 +19,12 @@ def _optional(description: str) -> Any:  # left out of the stored JSON while uns
     return Field(default=None, description=description, exclude_if=lambda v: v is None)
 
 
-#: A campaign's budget limits besides its daily budget, as its line names them.
+#: A campaign's budget limits besides its daily budget (its metadata's attributes), as its
+#: line names them.
 LIMITS = (
-    ("monthlyBudget", "monthly budget"),
-    ("budgetCap", "daily cap"),
-    ("budgetFloor", "daily floor"),
+    ("monthly_budget", "monthly budget"),
+    ("budget_cap", "daily cap"),
+    ("budget_floor", "daily floor"),
 )
 
 
@@ -52,19 +52,20 @@ class CampaignEntity(BaseEntity):
     metadata: CampaignMetadata = Field(default_factory=CampaignMetadata)
 
 
-def line_facts(meta: Mapping[str, Any], _said: str) -> str:
+def line_facts(meta: CampaignMetadata, _said: str) -> str:
     """Its current strategy, budget and status, always (a field changed by any path shows in
     the next block even when `content` still holds an older sentence: issue 22 item 1)."""
     parts: list[str] = []
-    if meta.get("strategy"):
-        parts.append(f"strategy {meta['strategy']}")
-    if isinstance(meta.get("budget"), int | float):
-        parts.append(f"budget {plain_number(meta['budget'])}")
-    if meta.get("status"):
-        parts.append(f"status {meta['status']}")
-    for key, label in LIMITS:
-        if isinstance(meta.get(key), int | float):
-            parts.append(f"{label} {plain_number(meta[key])}")
+    if meta.strategy:
+        parts.append(f"strategy {meta.strategy}")
+    if meta.budget is not None:
+        parts.append(f"budget {plain_number(meta.budget)}")
+    if meta.status:
+        parts.append(f"status {meta.status}")
+    for attribute, label in LIMITS:
+        limit: float | None = getattr(meta, attribute)
+        if limit is not None:
+            parts.append(f"{label} {plain_number(limit)}")
     return ", ".join(parts)
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
@@ -44,11 +43,11 @@ def _accepted(fact: object) -> bool:
     return bool(getattr(fact, "accepted", False))
 
 
-def line_facts(meta: Mapping[str, Any], said: str) -> str:
+def line_facts(meta: DecisionMetadata, said: str) -> str:
     """Its action and outcome, where its name or sentence does not already say them."""
     parts = []
-    for field in ("action", "status", "outcome"):
-        value = meta.get(field)
+    shown = (("action", meta.action), ("status", meta.status), ("outcome", meta.outcome))
+    for field, value in shown:
         if value and not already_said(value, said):
             parts.append(f"{field} {value}")
     return ", ".join(parts)

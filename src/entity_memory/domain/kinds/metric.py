@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
 from entity_memory.domain.amounts import amount
-from entity_memory.domain.kind import EntityKind, ImportanceBands
+from entity_memory.domain.kind import EntityKind, ImportanceBands, MeasuredSeries
 from entity_memory.domain.llm_item import LlmItem, ShortName, unit_in
 from entity_memory.domain.models import (
     METRIC_HISTORY_LIMIT,
@@ -92,22 +91,12 @@ class MetricEntity(BaseEntity):
 SERIES_SHOWN = 5
 
 
-def unit_of(meta: Mapping[str, Any]) -> str | None:
-    return str(meta["unit"]) if meta.get("unit") else None
-
-
-def _dated(history: Any) -> list[tuple[float, str | None]]:
+def _dated(history: list[MetricObservation]) -> list[tuple[float, str | None]]:
     """A metric's observations as (value, date), in the order measured (`measured_ms`, as the
     store keeps them; history written by older versions was kept in the order told): the date
     it was measured where the conversation said (`observedOn`), else the day it was written."""
-    kept = [
-        h
-        for h in history or []
-        if isinstance(h, Mapping) and isinstance(h.get("value"), int | float)
-    ]
-    if all(isinstance(h.get("at"), int) for h in kept):
-        kept.sort(key=lambda h: measured_ms(h.get("observedOn"), h["at"]))
-    return [(h["value"], h.get("observedOn") or stored_day(h.get("at"))) for h in kept]
+    kept = sorted(history, key=lambda h: measured_ms(h.observed_on, h.at))
+    return [(h.value, h.observed_on or stored_day(h.at)) for h in kept]
 
 
 def _series(values: list[tuple[float, str | None]], kpi: str, unit: str | None) -> str:
@@ -125,20 +114,31 @@ def _series(values: list[tuple[float, str | None]], kpi: str, unit: str | None) 
     return arrow if trend == "unknown" else f"{arrow} {trend}"
 
 
-def line_facts(meta: Mapping[str, Any], _said: str = "") -> str:
+def line_facts(meta: MetricMetadata, _said: str = "") -> str:
     """`target $35; $52 (2026-04-06) -> $41 (2026-05-12) improving` from what the metric
     holds; `value $41` too when there is no series, or when the value is not its last
     observation (a client write that set `value` alone)."""
-    unit = unit_of(meta)
-    values = _dated(meta.get("history"))
-    series = _series(values, str(meta.get("kpi", "")), unit)
+    unit = meta.unit or None
+    values = _dated(meta.history)
+    series = _series(values, meta.kpi, unit)
     parts = []
-    value = meta.get("value")
-    if isinstance(value, int | float) and not (series and values[-1][0] == value):
+    value = meta.value
+    if value is not None and not (series and values[-1][0] == value):
         parts.append(f"value {amount(value, unit)}")
-    if isinstance(meta.get("target"), int | float):
-        parts.append(f"target {amount(meta['target'], unit)}")
+    if meta.target is not None:
+        parts.append(f"target {amount(meta.target, unit)}")
     return "; ".join(p for p in (", ".join(parts), series) if p)
+
+
+def measured_series(meta: MetricMetadata) -> MeasuredSeries:
+    """Its observations as (when measured, value), oldest first: a value told after a
+    decision about a day before it is no outcome of it."""
+    points = sorted((measured_ms(h.observed_on, h.at), h.value) for h in meta.history)
+    return MeasuredSeries(meta.campaign or None, meta.kpi, meta.unit or None, tuple(points))
+
+
+def campaign_of(meta: MetricMetadata) -> str | None:
+    return meta.campaign
 
 
 def _has_target(fact: object) -> bool:
@@ -190,7 +190,7 @@ METRIC = EntityKind(
     section=4,
     line_facts=line_facts,
     facts_after_sentence=True,
-    grouped_by_campaign=True,
+    line_campaign=campaign_of,
     member_label="metric",
     shown_fields=("value", "target"),
     known_facts=("kpi", "value", "target", "unit", "campaign"),
@@ -199,7 +199,7 @@ METRIC = EntityKind(
     campaign_fields=("campaign",),
     companions=5,
     llm_words=frozenset({"kpi"}),
-    keeps_series=True,
+    series=measured_series,
     llm_max_items=8,
     llm_item_tokens=50,
 )

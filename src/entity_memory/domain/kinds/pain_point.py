@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field
@@ -42,10 +41,13 @@ def _severe(fact: object) -> bool:
     return getattr(fact, "severity", None) == "high"
 
 
-def line_facts(meta: Mapping[str, Any], _said: str) -> str:
+def line_facts(meta: PainPointMetadata, _said: str) -> str:
     """How often it came back, once it has."""
-    frequency = meta.get("frequency")
-    return f"seen {frequency} times" if isinstance(frequency, int) and frequency > 1 else ""
+    return f"seen {meta.frequency} times" if meta.frequency > 1 else ""
+
+
+def is_resolved(meta: PainPointMetadata) -> bool:
+    return meta.resolved
 
 
 class PainPointItem(LlmItem):
@@ -74,7 +76,7 @@ PAIN_POINT = EntityKind(
     section=1,
     addressed=True,
     line_facts=line_facts,
-    can_resolve=True,
+    resolved=is_resolved,
     member_label="pain point",
     known_facts=("resolved", "severity"),
     offered_fields=("severity",),

@@ -3,7 +3,6 @@ reporting)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
 from pydantic import field_validator
@@ -53,10 +52,9 @@ class PreferenceEntity(BaseEntity):
     metadata: PreferenceMetadata
 
 
-def line_facts(meta: Mapping[str, Any], said: str) -> str:
+def line_facts(meta: PreferenceMetadata, said: str) -> str:
     """Its value, where its name or sentence does not already say it."""
-    value = meta.get("value")
-    return str(value) if value and not already_said(value, said) else ""
+    return meta.value if meta.value and not already_said(meta.value, said) else ""
 
 
 class PreferenceItem(LlmItem):
