@@ -16,7 +16,17 @@ from entity_memory.extraction.rules import extractor
 from entity_memory.extraction.rules.detector import Detector
 
 RULES = Path(rules.__file__).parent
-PROTOCOL_METHODS = ("in_sentence", "in_conversation", "merge", "summary", "metadata")
+PROTOCOL_METHODS = (
+    "in_sentence",
+    "in_conversation",
+    "merge",
+    "summary",
+    "metadata",
+    "other_names",
+    "stored_name",
+    "candidate_content",
+    "source",
+)
 #: The `re` functions that compile a pattern (the module-level `re.X(...)` call sites).
 COMPILING = {"compile", "search", "match", "fullmatch", "sub", "subn", "split", "findall"}
 
@@ -75,3 +85,16 @@ def test_detectors_read_the_lexicon_package_not_a_language() -> None:
             if isinstance(node, ast.ImportFrom) and ".lexicon.en" in (node.module or ""):
                 imports.append(f"{path.name}:{node.lineno}")
     assert imports == []
+
+
+def test_the_extractor_names_no_kind() -> None:
+    """How a fact becomes a candidate is its detector's to say (issue 35): the extractor
+    imports no kind, so it cannot branch on one."""
+    tree = ast.parse(Path(extractor.__file__).read_text())
+    kinds = [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom)
+        and (node.module or "").startswith("entity_memory.domain.kinds")
+    ]
+    assert kinds == []

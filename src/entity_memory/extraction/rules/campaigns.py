@@ -13,7 +13,12 @@ from functools import lru_cache
 
 from entity_memory.domain.kinds import CAMPAIGN
 from entity_memory.domain.vocab import STATUSES
-from entity_memory.extraction.rules.detector import Conversation, SentenceScope, as_found
+from entity_memory.extraction.rules.detector import (
+    Conversation,
+    Detector,
+    SentenceScope,
+    as_found,
+)
 from entity_memory.extraction.rules.lexicon import (
     ACCOUNT_WIDE,
     ADJACENT_TO_NAME,
@@ -280,7 +285,7 @@ def metadata(facts: CampaignFacts) -> dict[str, object]:
     return meta
 
 
-class CampaignDetector:
+class CampaignDetector(Detector[CampaignFacts]):
     """Campaigns and the settings stated of them."""
 
     kind = CAMPAIGN
@@ -295,6 +300,11 @@ class CampaignDetector:
     merge = staticmethod(merge)
     summary = staticmethod(summary)
     metadata = staticmethod(metadata)
+
+    def candidate_content(self, fact: CampaignFacts, stored: bool) -> str | None:
+        """A campaign the user has, only mentioned in passing: its stored description stands
+        (a sent content replaces it; the sentence is about something else)."""
+        return "" if stored and not described(fact) else summary(fact)
 
 
 DETECTOR = CampaignDetector()

@@ -11,6 +11,7 @@ from entity_memory.domain.kinds import DECISION
 from entity_memory.extraction.rules.campaigns import clauses
 from entity_memory.extraction.rules.detector import (
     Conversation,
+    Detector,
     SentenceScope,
     as_found,
     latest_wins,
@@ -196,7 +197,7 @@ def metadata(d: Decision) -> dict[str, object]:
     }
 
 
-class DecisionDetector:
+class DecisionDetector(Detector[Decision]):
     """What the user commits to or the assistant reports done, sentence by sentence; then the
     proposals a reply accepted."""
 

@@ -3,8 +3,12 @@
 Every entity type has one detector. It reads each sentence in its scope (the sentence, the
 campaign mentions, the campaign the turn was about) and, once the sentences are read, the whole
 conversation (tables, a proposal and the reply that accepts it); it returns facts, each with a
-name and the sentences it came from. The extractor runs every detector the same way, so a new
-type is a new detector module and one line in the extractor's list.
+name and the sentences it came from. The extractor runs every detector the same way, and asks
+it how a fact becomes a candidate (under which stored name, with which content and quote), so a
+new type is a new detector module and one line in the extractor's list.
+
+A detector subclasses `Detector`, which gives the candidate steps their usual answers (its own
+name, its summary, the sentence stating its numbers); a type that needs more overrides one.
 """
 
 from __future__ import annotations
@@ -13,7 +17,8 @@ from dataclasses import dataclass
 from typing import Protocol, TypeVar, runtime_checkable
 
 from entity_memory.domain.kind import EntityKind
-from entity_memory.extraction.base import Message
+from entity_memory.domain.text import normalize_name
+from entity_memory.extraction.base import KnownEntity, Message
 from entity_memory.extraction.rules.mentions import MentionFinder
 from entity_memory.extraction.rules.sentences import Sentence, add_sources
 
@@ -37,6 +42,25 @@ class Conversation:
     messages: list[Message]
     sentences: list[Sentence]
     finder: MentionFinder
+
+
+@dataclass(frozen=True)
+class Naming:
+    """What the extractor knows when it names a fact: the user's stored entities, their names
+    by (type, normalised name or alias), and every campaign named (stored, or found in the
+    session)."""
+
+    known: list[KnownEntity]
+    stored_names: dict[tuple[str, str], str]
+    campaign_names: list[str]
+
+    def stored(self, entity_type: str, *names: str) -> str | None:
+        """The stored name of the first of `names` the user has an entity of the type under."""
+        for name in names:
+            found = self.stored_names.get((entity_type, normalize_name(name)))
+            if found is not None:
+                return found
+        return None
 
 
 class Fact(Protocol):
@@ -82,6 +106,26 @@ class Detector(Protocol[F]):
     def metadata(self, fact: F) -> dict[str, object]:
         """The stored entity's typed fields."""
         ...
+
+    def other_names(self, fact: F, naming: Naming) -> list[str]:
+        """Names people give the fact besides its own (tried against the stored names after
+        it, and kept as aliases)."""
+        return []
+
+    def stored_name(self, fact: F, naming: Naming, others: list[str]) -> str | None:
+        """The name of the stored entity the fact is about, if the user has one: the one
+        stored under its name, else under one of its `others`."""
+        return naming.stored(self.kind.type, fact.name, *others)
+
+    def candidate_content(self, fact: F, stored: bool) -> str | None:
+        """The candidate's content (`stored`: of an entity the user has): its summary; ""
+        leaves the stored one standing; None: the fact makes no candidate."""
+        return self.summary(fact)
+
+    def source(self, fact: F) -> str | None:
+        """The quote stating what the fact holds, where the detector knows it; None: the
+        extractor quotes the sentence that states its numbers."""
+        return None
 
 
 def as_found(facts: dict[str, F]) -> dict[str, F]:

@@ -12,8 +12,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from entity_memory.domain.amounts import mentions_of
-from entity_memory.domain.kind import kind_of
-from entity_memory.domain.kinds import CAMPAIGN, METRIC, PREFERENCE
+from entity_memory.domain.kind import kind_of, link_target_type
 from entity_memory.domain.text import normalize_name
 from entity_memory.extraction.base import ExtractionResult, KnownEntity, Message
 from entity_memory.extraction.rules import (
@@ -23,7 +22,12 @@ from entity_memory.extraction.rules import (
     pain_points,
     preferences,
 )
-from entity_memory.extraction.rules.detector import Conversation, Detector, SentenceScope
+from entity_memory.extraction.rules.detector import (
+    Conversation,
+    Detector,
+    Naming,
+    SentenceScope,
+)
 from entity_memory.extraction.rules.lexicon import BACK_REFERENCE
 from entity_memory.extraction.rules.mentions import MentionFinder
 from entity_memory.extraction.rules.pacing import Pacer
@@ -134,45 +138,34 @@ def _stating(sources: list[Sentence], meta: dict[str, object]) -> str:
     return sources[0].excerpt
 
 
-def _known_names(known: list[KnownEntity]) -> dict[tuple[str, str], str]:
-    out: dict[tuple[str, str], str] = {}
+def _naming(found: dict[str, dict[str, Any]], known: list[KnownEntity]) -> Naming:
+    names: dict[tuple[str, str], str] = {}
     for entity in known:
         for alias in (entity.name, *entity.aliases):
-            out.setdefault((entity.type, normalize_name(alias)), entity.name)
-    return out
+            names.setdefault((entity.type, normalize_name(alias)), entity.name)
+    target = link_target_type()
+    campaign_names = [k.name for k in known if k.type == target]
+    campaign_names += [c.name for c in found.get(target, {}).values()]
+    return Naming(known, names, campaign_names)
 
 
 def to_candidates(
     found: dict[str, dict[str, Any]], known: list[KnownEntity]
 ) -> list[dict[str, Any]]:
-    """Facts -> raw candidates in the SPEC's shape, under the stored name when one exists."""
-    names = _known_names(known)
-    campaign_names = [k.name for k in known if k.type == CAMPAIGN.type]
-    campaign_names += [c.name for c in found[CAMPAIGN.type].values()]
+    """Facts -> raw candidates in the SPEC's shape, under the stored name when one exists;
+    each type's detector says how its facts are named, told and quoted."""
+    naming = _naming(found, known)
     out: list[dict[str, Any]] = []
     for entity_type, facts in found.items():
         detector = _BY_TYPE[entity_type]
-        kind = detector.kind
-        summary, meta = detector.summary, detector.metadata
-        for key, fact in facts.items():
-            # A campaign's metric is named as people say it, by the campaign's short name
-            # ("Brand CTR"); the full name stays an alias.
-            short = metrics.short_names(fact, campaign_names) if kind is METRIC else []
-            stored = names.get((entity_type, key))
-            if stored is None and short:
-                stored = names.get((entity_type, normalize_name(short[0])))
-            if kind is METRIC and fact.value is None and stored is None:
-                # A target alone ("tCPA is now $44") updates a metric the user has; it makes
-                # none: which of a lead business's KPIs a Target CPA aims at is not said.
+        for fact in facts.values():
+            others = detector.other_names(fact, naming)
+            stored = detector.stored_name(fact, naming, others)
+            content = detector.candidate_content(fact, stored is not None)
+            if content is None:
                 continue
-            if stored is None and kind is PREFERENCE:
-                stored = preferences.revises(fact, known)
-            name = stored or (short[0] if short else fact.name)
-            content = summary(fact)
-            if stored is not None and kind is CAMPAIGN and not campaigns.described(fact):
-                # A campaign the user has, only mentioned in passing: its stored description
-                # stands (a sent content replaces it; the sentence is about something else).
-                content = ""
+            name = stored or (others[0] if others else fact.name)
+            meta = detector.metadata(fact)
             candidate: dict[str, Any] = {
                 "type": entity_type,
                 "name": name,
@@ -180,11 +173,10 @@ def to_candidates(
                 "importance": importance(entity_type, fact),
                 # `source` becomes the stored provenance (the pipeline adds session, date and
                 # extractor); the metadata copy also says who said each sentence.
-                "source": (kind is METRIC and metrics.stating(fact))
-                or _stating(fact.sources, meta(fact)),
-                "metadata": {**meta(fact), "provenance": provenance(fact.sources)},
+                "source": detector.source(fact) or _stating(fact.sources, meta),
+                "metadata": {**meta, "provenance": provenance(fact.sources)},
             }
-            aliases = [a for a in (fact.name, *short) if normalize_name(a) != normalize_name(name)]
+            aliases = [a for a in (fact.name, *others) if normalize_name(a) != normalize_name(name)]
             if aliases:
                 candidate["aliases"] = aliases
             out.append(candidate)

@@ -17,7 +17,13 @@ from entity_memory.domain.kinds import METRIC
 from entity_memory.domain.vocab import CHANNEL_TERMS
 from entity_memory.extraction.base import Message
 from entity_memory.extraction.rules.campaigns import account_wide, clause_at, in_force, owner
-from entity_memory.extraction.rules.detector import Conversation, SentenceScope, as_found
+from entity_memory.extraction.rules.detector import (
+    Conversation,
+    Detector,
+    Naming,
+    SentenceScope,
+    as_found,
+)
 from entity_memory.extraction.rules.lexicon import (
     CAMPAIGN_LEAD_IN,
     COMPARATOR_BEFORE,
@@ -341,7 +347,7 @@ def _prose_campaign(content: str, finder: MentionFinder) -> str | None:
     return named.pop() if len(named) == 1 else None
 
 
-class MetricDetector:
+class MetricDetector(Detector[Reading]):
     """KPI readings: a sentence's, with the campaign its turn was about standing in for "its",
     then the conversation's tables."""
 
@@ -357,6 +363,17 @@ class MetricDetector:
     merge = staticmethod(merge)
     summary = staticmethod(summary)
     metadata = staticmethod(metadata)
+    source = staticmethod(stating)
+
+    def other_names(self, fact: Reading, naming: Naming) -> list[str]:
+        """A campaign's metric is named as people say it, by the campaign's short name
+        ("Brand CTR"); the full name stays an alias."""
+        return short_names(fact, naming.campaign_names)
+
+    def candidate_content(self, fact: Reading, stored: bool) -> str | None:
+        """A target alone ("tCPA is now $44") updates a metric the user has; it makes none:
+        which of a lead business's KPIs a Target CPA aims at is not said."""
+        return None if fact.value is None and not stored else summary(fact)
 
 
 DETECTOR = MetricDetector()

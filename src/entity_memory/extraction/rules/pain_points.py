@@ -7,7 +7,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from entity_memory.domain.kinds import PAIN_POINT
-from entity_memory.extraction.rules.detector import Conversation, SentenceScope, as_found
+from entity_memory.extraction.rules.detector import (
+    Conversation,
+    Detector,
+    SentenceScope,
+    as_found,
+)
 from entity_memory.extraction.rules.lexicon import (
     BAD_THING,
     COMPLAINT_CUE,
@@ -111,7 +116,7 @@ def merge(into: PainPoint, new: PainPoint) -> None:
     into.sources = add_sources(into.sources, new.sources)
 
 
-class PainPointDetector:
+class PainPointDetector(Detector[PainPoint]):
     """Complaints in the user's words."""
 
     kind = PAIN_POINT

@@ -10,7 +10,13 @@ from itertools import pairwise
 from entity_memory.domain.kinds import PREFERENCE
 from entity_memory.extraction.base import KnownEntity
 from entity_memory.extraction.rules.campaigns import clauses
-from entity_memory.extraction.rules.detector import Conversation, SentenceScope, latest_wins
+from entity_memory.extraction.rules.detector import (
+    Conversation,
+    Detector,
+    Naming,
+    SentenceScope,
+    latest_wins,
+)
 from entity_memory.extraction.rules.lexicon import (
     ACTION_VERBS,
     FUNCTION_WORDS,
@@ -143,7 +149,7 @@ def metadata(p: Preference) -> dict[str, object]:
     return {"category": p.category, "value": p.value, "confidence": 0.9}
 
 
-class PreferenceDetector:
+class PreferenceDetector(Detector[Preference]):
     """Standing instructions in the user's words."""
 
     kind = PREFERENCE
@@ -159,6 +165,10 @@ class PreferenceDetector:
     merge = staticmethod(latest_wins)
     summary = staticmethod(summary)
     metadata = staticmethod(metadata)
+
+    def stored_name(self, fact: Preference, naming: Naming, others: list[str]) -> str | None:
+        """The one stored under its name, else the stored preference it revises."""
+        return naming.stored(PREFERENCE.type, fact.name, *others) or revises(fact, naming.known)
 
 
 DETECTOR = PreferenceDetector()
