@@ -7,13 +7,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Annotated, Literal
 
+import httpx
 import pytest
 from pydantic import Field
 
 from entity_memory.domain.keys import entity_key
 from entity_memory.domain.kind import EntityKind, ImportanceBands, register, unregister
+from entity_memory.domain.kinds import BUILT_IN
 from entity_memory.domain.models import BaseEntity, CamelModel, EntityInputBase, ShortText
 from entity_memory.extraction.validate import validate_candidates
+from entity_memory.http.schemas import UpsertBody
 from entity_memory.service.context_block import context_block
 from entity_memory.service.retrieval import retrieve_for_context
 from entity_memory.storage.kv import CountingKV, InMemoryKV
@@ -143,3 +146,56 @@ async def test_a_registered_kind_lives_its_ttl_and_shows_in_the_inspector(
     assert memkv.expiration_of(result.key) == (T0 + AUDIENCE.ttl_days * DAY) // 1000
     module = kinds_module()
     assert '"audience"' in module and '"audience": "Audiences"' in module
+
+
+async def test_a_registered_kind_is_put_and_read_back_over_http(
+    client: httpx.AsyncClient,
+) -> None:
+    """The PUT body takes any registered kind, validated by that kind's model, through the
+    user's writer (the twin's JSON boundary, as the Durable Object's), and GET returns it."""
+    sent = audience(campaigns=("Campaign Alpha",)).to_json_dict()
+    resp = await client.put("/v1/users/u1/entities", json={"session_id": "s1", "entities": [sent]})
+    assert resp.status_code == 200, resp.text
+    [written] = resp.json()["entities"]
+    assert written["type"] == "audience" and written["metadata"]["size"] == 12000
+    resp = await client.get("/v1/users/u1/entities/audience/weekend-cyclists")
+    assert resp.status_code == 200, resp.text
+    got = resp.json()
+    assert got["metadata"] == {
+        "size": 12000,
+        "region": "North coast",
+        "campaigns": ["Campaign Alpha"],
+    }
+    assert got["version"] == 1 and got["name"] == "Weekend cyclists"
+
+
+async def test_a_put_of_a_registered_kind_is_checked_by_its_model_and_an_unknown_type_refused(
+    client: httpx.AsyncClient,
+) -> None:
+    def body(entity: dict[str, object]) -> dict[str, object]:
+        return {"session_id": "s1", "entities": [entity]}
+
+    bad_size = {"type": "audience", "name": "Weekend cyclists", "metadata": {"size": -5}}
+    resp = await client.put("/v1/users/u1/entities", json=body(bad_size))
+    assert resp.status_code == 422 and resp.json()["error"]["code"] == "invalid_entity"
+    assert resp.json()["error"]["details"][0]["loc"] == [
+        "entities",
+        0,
+        "audience",
+        "metadata",
+        "size",
+    ]
+    unknown = {"type": "keyword", "name": "running shoes"}
+    resp = await client.put("/v1/users/u1/entities", json=body(unknown))
+    assert resp.status_code == 422 and resp.json()["error"]["code"] == "invalid_entity"
+    message = resp.json()["error"]["message"]
+    assert "'keyword'" in message and "'audience'" in message  # the kinds it could have been
+    assert (await client.get("/v1/users/u1/entities")).json()["count"] == 0
+
+
+def test_the_published_put_schema_lists_the_built_in_kinds() -> None:
+    """The API's schema stays the built-in union (clients generate from it); a registered
+    kind is accepted without changing what is published."""
+    schema = UpsertBody.model_json_schema()
+    tags = schema["properties"]["entities"]["items"]["discriminator"]["mapping"]
+    assert sorted(tags) == sorted(k.type for k in BUILT_IN)

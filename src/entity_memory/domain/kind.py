@@ -16,7 +16,11 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Generic, Literal, TypeVar, Union
+
+from pydantic import Field, GetCoreSchemaHandler, GetJsonSchemaHandler, TypeAdapter
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema, core_schema
 
 from entity_memory.domain.text import normalize_name
 from entity_memory.settings import DEFAULT_TTL_DAYS, Settings
@@ -272,3 +276,61 @@ def type_for_word(word: str) -> str | None:
 def in_sections() -> tuple[EntityKind, ...]:
     """Every kind in the context block's section order."""
     return tuple(sorted(_registry().values(), key=lambda k: k.section))
+
+
+# --- validating by the kinds registered ---------------------------------------------------------
+
+#: Discriminated unions (of models) and literals (of names) already built, by their members.
+_ADAPTERS: dict[tuple[object, ...], TypeAdapter[Any]] = {}
+
+
+def adapter_for(
+    members: tuple[object, ...], built: TypeAdapter[Any] | None = None
+) -> TypeAdapter[Any]:
+    """The union of these models, or the literal of these names, built once (`built`: one
+    already made, kept for them: the built-in kinds' published unions)."""
+    if built is not None:
+        _ADAPTERS[members] = built
+    if members not in _ADAPTERS:
+        if all(isinstance(m, str) for m in members):
+            _ADAPTERS[members] = TypeAdapter(Literal[members])
+        else:
+            union = Annotated[Union[members], Field(discriminator="type")]  # noqa: UP007
+            _ADAPTERS[members] = TypeAdapter(union)
+    return _ADAPTERS[members]
+
+
+class RegisteredKinds:
+    """A pydantic annotation: a value validated by the kinds registered when it is validated
+    (the union of each one's `model`, "input_model" or "entity_model"; with no model, their
+    type names), so a kind a deployment registers at run time is accepted with the same errors
+    (an unknown type is refused naming the registered ones); serialised as itself (an entity
+    as its own model); published as `published` (the built-in kinds', for /openapi.json)."""
+
+    def __init__(self, published: object, model: str | None = None) -> None:
+        self.published = published
+        self.model = model
+
+    def validate(self, value: object) -> object:
+        kinds = all_kinds()
+        if self.model is None:
+            return adapter_for(tuple(k.type for k in kinds)).validate_python(value)
+        return adapter_for(tuple(getattr(k, self.model) for k in kinds)).validate_python(value)
+
+    def __get_pydantic_core_schema__(
+        self, _source: Any, handler: GetCoreSchemaHandler
+    ) -> CoreSchema:
+        as_itself = core_schema.wrap_serializer_function_ser_schema(
+            lambda value, serialize: serialize(value), schema=core_schema.any_schema()
+        )
+        return core_schema.no_info_plain_validator_function(
+            self.validate,
+            serialization=as_itself,
+            json_schema_input_schema=handler.generate_schema(self.published),
+        )
+
+    def __get_pydantic_json_schema__(
+        self, schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        """The published schema, for a body and for a response alike."""
+        return handler(schema["json_schema_input_schema"])  # type: ignore[typeddict-item]

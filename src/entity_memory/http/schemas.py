@@ -14,7 +14,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from entity_memory.domain.kinds import Entity, EntityInput, EntityType, LinkedType
+from entity_memory.domain.kinds import (
+    LinkedType,
+    RegisteredEntity,
+    RegisteredInput,
+    RegisteredType,
+)
 from entity_memory.domain.limits import (
     DEFAULT_CONTEXT_LIMIT,
     DEFAULT_CONTEXT_TOKENS,
@@ -39,7 +44,7 @@ class StrictBody(BaseModel):
 
 class UpsertBody(StrictBody):
     session_id: str = Field(description="the session these entities were learnt in")
-    entities: list[EntityInput] = Field(max_length=MAX_BATCH)
+    entities: list[RegisteredInput] = Field(max_length=MAX_BATCH)
     expected_versions: list[ExpectedVersion] | None = Field(
         default=None,
         max_length=MAX_BATCH,
@@ -68,7 +73,7 @@ class TokenBody(StrictBody):
 
 
 class EntityRefBody(StrictBody):
-    type: EntityType
+    type: RegisteredType
     id: str
 
 
@@ -107,14 +112,14 @@ class FieldChange(Out):
 class UpsertItemResult(Out):
     key: str = Field(description="the KV key the entity lives under")
     id: str
-    type: EntityType
+    type: RegisteredType
     status: Literal["created", "updated", "unchanged"]
     version: int
     changes: dict[str, FieldChange] = Field(default_factory=dict)
 
 
 class UpsertResponse(Out):
-    entities: list[Entity]
+    entities: list[RegisteredEntity]
     results: list[UpsertItemResult]
 
 
@@ -129,7 +134,7 @@ class EntityList(Out):
 
 
 class EntityRef(Out):
-    type: EntityType
+    type: RegisteredType
     id: str
 
 
@@ -138,7 +143,7 @@ class Deleted(Out):
 
 
 class MergeResponse(Out):
-    entity: Entity
+    entity: RegisteredEntity
     merged: EntityRef
     #: The session id the kept entity's new version is recorded under.
     session_id: str
@@ -148,7 +153,7 @@ class MergeResponse(Out):
 
 class ScoreOut(Out):
     id: str
-    type: EntityType
+    type: RegisteredType
     name: str
     score: float
     relevance: float
@@ -185,7 +190,7 @@ class Ranking(Out):
 
 class ContextResponse(Out):
     context: str = Field(description="the `<entity_memory>` block to put in the prompt")
-    entities: list[Entity] = Field(description="the entities in rank order")
+    entities: list[RegisteredEntity] = Field(description="the entities in rank order")
     ranking: Ranking = Field(description="how the entities were ranked")
     scores: list[ScoreOut] | None = Field(default=None, description="with `explain: true`")
 
@@ -207,7 +212,7 @@ class FieldDropOut(BaseModel):
 class ExtractResponse(Out):
     processed: bool = Field(description="false when this exact session was already processed")
     extractor: str | None
-    entities: list[Entity]
+    entities: list[RegisteredEntity]
     results: list[UpsertItemResult]
     changes: list[UpsertItemResult] = Field(description="the results whose stored facts changed")
     rejected: list[dict[str, Any]] = Field(description="candidates validation refused, and why")
@@ -260,13 +265,13 @@ class Version(Out):
 
 
 class History(Out):
-    type: EntityType
+    type: RegisteredType
     id: str
     versions: list[Version]
 
 
 class EntityChanges(Out):
-    type: EntityType
+    type: RegisteredType
     id: str
     name: str | None
     status: str = Field(description="live | deleted | expired, after its last change here")
@@ -328,14 +333,14 @@ class MetricObservationRow(BaseModel):
 
 
 class VersionOf(Version):
-    type: EntityType
+    type: RegisteredType
     id: str
 
 
 class Export(Out):
     user_id: str
     exported_at: int
-    entities: list[Entity]
+    entities: list[RegisteredEntity]
     history: list[VersionOf]
     metric_observations: list[MetricObservationRow]
 
@@ -384,7 +389,7 @@ class SessionRejection(Out):
 
 
 class SessionWrite(Out):
-    type: EntityType
+    type: RegisteredType
     id: str
     name: str
     version: int

@@ -26,7 +26,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from entity_memory.domain.keys import MAX_ID_LENGTH, entity_key, validate_id, validate_type
-from entity_memory.domain.kinds import entity_input_adapter
+from entity_memory.domain.kinds import registered_input_adapter
 from entity_memory.domain.models import MAX_ALIASES, BaseEntity, EntityInputBase
 from entity_memory.domain.text import normalize_name
 from entity_memory.service.batch_upsert import UpsertStore, upsert_batch
@@ -181,4 +181,4 @@ def merged_input(keep: BaseEntity, other: BaseEntity) -> tuple[EntityInputBase, 
         "aliases": offered[:room],
         "metadata": meta,
     }
-    return entity_input_adapter.validate_python(item), offered[room:]  # type: ignore[return-value]
+    return registered_input_adapter.validate_python(item), offered[room:]  # type: ignore[return-value]

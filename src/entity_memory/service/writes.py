@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue
 from pydantic.alias_generators import to_camel
 
 from entity_memory.domain.keys import validate_id, validate_type
-from entity_memory.domain.kinds import EntityInput
+from entity_memory.domain.kinds import RegisteredInput
 from entity_memory.extraction.base import Message
 from entity_memory.extraction.registry import ExtractorFactory
 from entity_memory.service import erasure, expiry
@@ -76,7 +76,7 @@ class EntityRefModel(BaseModel):
 
 class UpsertCall(Call):
     session_id: str
-    entities: list[EntityInput]
+    entities: list[RegisteredInput]
     #: The versions the write is based on (an edit of what a page showed): refused with
     #: `VersionConflict` if any entity is no longer at its version, nothing written.
     expected_versions: list[ExpectedVersion] = Field(default_factory=list)

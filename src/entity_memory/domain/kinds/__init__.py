@@ -2,11 +2,15 @@
 
 Importing this package registers them (domain/kind.py imports it the first time the registry
 is read). A new kind is a new module here and one line below; a deployment or a test may
-instead `register` its own kind at run time (it is then stored, ranked, merged and rendered;
-the API's published schema lists the built-in kinds).
+instead `register` its own kind at run time (it is then stored, ranked, merged, rendered and
+accepted by the API).
 
-The unions below are what the API validates and documents: a discriminated union of the
-built-in kinds' input and stored models.
+`EntityInput` and `Entity` are the discriminated unions of the built-in kinds' input and
+stored models, `EntityType` their names: what the API's schema publishes. `RegisteredInput`,
+`RegisteredEntity` and `RegisteredType` are what bodies, responses and writer calls are
+validated by: the same union (or literal) of every kind registered when the value is validated
+(the same errors: an unknown type is refused as an unknown tag naming the registered ones),
+published as the built-in one.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, TypeAdapter
 
-from entity_memory.domain.kind import register
+from entity_memory.domain.kind import RegisteredKinds, adapter_for, register
 from entity_memory.domain.kinds.campaign import (
     CAMPAIGN,
     CampaignEntity,
@@ -50,6 +54,7 @@ from entity_memory.domain.kinds.preference import (
     PreferenceInput,
     PreferenceMetadata,
 )
+from entity_memory.domain.models import EntityInputBase
 
 BUILT_IN = (CAMPAIGN, METRIC, DECISION, PAIN_POINT, PREFERENCE)
 for _kind in BUILT_IN:
@@ -62,17 +67,27 @@ EntityType = Literal[tuple(k.type for k in BUILT_IN)]  # type: ignore[valid-type
 #: link to by name, and the kind a decision addresses.
 LinkedType = Literal[tuple(k.type for k in BUILT_IN if k.link_target or k.addressed)]  # type: ignore[valid-type]
 
-EntityInput = Annotated[
-    CampaignInput | MetricInput | DecisionInput | PainPointInput | PreferenceInput,
-    Field(discriminator="type"),
-]
+_Inputs = CampaignInput | MetricInput | DecisionInput | PainPointInput | PreferenceInput
+EntityInput = Annotated[_Inputs, Field(discriminator="type")]
 entity_input_adapter: TypeAdapter[EntityInput] = TypeAdapter(EntityInput)
 
-Entity = Annotated[
-    CampaignEntity | MetricEntity | DecisionEntity | PainPointEntity | PreferenceEntity,
-    Field(discriminator="type"),
-]
+_Entities = CampaignEntity | MetricEntity | DecisionEntity | PainPointEntity | PreferenceEntity
+Entity = Annotated[_Entities, Field(discriminator="type")]
 entity_adapter: TypeAdapter[Entity] = TypeAdapter(Entity)
+
+# The built-in kinds' unions, for validating while only they are registered (one schema built).
+adapter_for(tuple(k.input_model for k in BUILT_IN), entity_input_adapter)
+adapter_for(tuple(k.entity_model for k in BUILT_IN), entity_adapter)
+
+#: An entity as a client sends it, of any registered kind (published as `EntityInput`: the
+#: annotated type is the published union's, which FastAPI reads for the schema's components).
+RegisteredInput = Annotated[_Inputs, RegisteredKinds(EntityInput, "input_model")]
+#: A stored entity of any registered kind (published as `Entity`).
+RegisteredEntity = Annotated[_Entities, RegisteredKinds(Entity, "entity_model")]
+#: The name of any registered kind (published as `EntityType`).
+RegisteredType = Annotated[str, RegisteredKinds(EntityType)]
+#: Validates one input by every registered kind's model.
+registered_input_adapter: TypeAdapter[EntityInputBase] = TypeAdapter(RegisteredInput)
 
 __all__ = [
     "BUILT_IN",
@@ -104,6 +119,10 @@ __all__ = [
     "PreferenceEntity",
     "PreferenceInput",
     "PreferenceMetadata",
+    "RegisteredEntity",
+    "RegisteredInput",
+    "RegisteredType",
     "entity_adapter",
     "entity_input_adapter",
+    "registered_input_adapter",
 ]

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Request
 
 from entity_memory.domain.headline import headline
 from entity_memory.domain.keys import InvalidId, entity_key, slug_for, validate_id, validate_type
-from entity_memory.domain.kinds import Entity, MetricMetadata
+from entity_memory.domain.kinds import MetricMetadata, RegisteredEntity
 from entity_memory.domain.limits import MAX_BATCH
 from entity_memory.domain.models import EntityInputBase
 from entity_memory.domain.task_dates import after_today, iso_day
@@ -126,7 +126,9 @@ async def list_entities(
     return {"entities": rows, "count": len(rows)}
 
 
-@router.get("/{entity_type}/{entity_id}", response_model=Entity, response_model_exclude_unset=True)
+@router.get(
+    "/{entity_type}/{entity_id}", response_model=RegisteredEntity, response_model_exclude_unset=True
+)
 async def get_entity(user_id: UserId, ref: EntityRefDep, store: StoreDep) -> dict[str, Any]:
     entity = await store.get(user_id, *ref)
     if entity is None:
