@@ -92,6 +92,7 @@ def _detect(
             _add(found, detector, detector.in_sentence(scope))
         if mentions:
             context = (s.turn, mentions[-1].name)
+            finder.learn(m.name for m in mentions if not m.platform)
         yield len(s.text)
     conversation = Conversation(messages, sentences, finder)
     for detector in DETECTORS:

@@ -4,6 +4,7 @@ user's stored entities already have, an ad platform, or a proper name right befo
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from entity_memory.domain.kinds import CAMPAIGN
@@ -173,10 +174,23 @@ class MentionFinder:
     """Finds campaign mentions; built once per extraction from the known entities."""
 
     def __init__(self, known: list[KnownEntity]) -> None:
-        self._known = _known_names(known)
-        self._parts = _part_keys(known)
+        self._entities = [e for e in known if e.type == CAMPAIGN.type]
+        self._index()
+
+    def _index(self) -> None:
+        self._known = _known_names(self._entities)
+        self._parts = _part_keys(self._entities)
         self._last: tuple[str | None, list[Mention]] = (None, [])
-        self._by_norm = {normalize_name(e.name): e.name for e in known if e.type == CAMPAIGN.type}
+        self._by_norm = {normalize_name(e.name): e.name for e in self._entities}
+
+    def learn(self, names: Iterable[str]) -> None:
+        """Campaigns the session itself has named ("X: $40/day, Manual CPC") are found again
+        when a later sentence names them as plainly as a stored one ("X is on Target CPA
+        now"), so a change later in the session is read as the stored campaign's would be."""
+        new = {n for n in names if normalize_name(n) not in self._by_norm}
+        if new:
+            self._entities += [KnownEntity(CAMPAIGN.type, f"session:{n}", n) for n in sorted(new)]
+            self._index()
 
     def canonical(self, name: str) -> str:
         """The stored name of a campaign found by its name, an alias or its first part."""

@@ -139,7 +139,7 @@ KPI_RES.append(
 )
 #: Words that may sit between a KPI and its value ("CPA is now at $42").
 KPI_LINK = re.compile(
-    r"^\s*(?:(?:is|was|are|were|of|at|sits|stands|came|in|hit|hits|averag\w*|now|currently|"
+    r"^\s*(?:(?:is|was|are|were|of|at|there|sits|stands|came|in|hit|hits|averag\w*|now|currently|"
     r"right|about|around|roughly|dropped|fell|rose|climbed|went|up|down|to|from|=|:|~|-)\s*){0,4}$",
     re.I,
 )

@@ -39,8 +39,15 @@ CLAUSE_VERBS = NAME_VERBS | frozenset("do will would can could should keeps kept
 ABBREVIATION = re.compile(r"(?:\b(?:e\.g|i\.e|vs|etc|approx|incl|mr|mrs|ms|dr|st|no)\.)$", re.I)
 #: A transcript's speaker label at the start of a line ("User: ...").
 ROLE_LABEL = re.compile(r"^\s*(?:user|assistant|human|ai)\s*:\s*", re.I)
-#: A sentence that points back at the campaign its turn was already about.
-BACK_REFERENCE = re.compile(r"\b(?:its|it's|it is|their)\b", re.I)
+#: A sentence that points back at the campaign its turn was already about: "its", "their",
+#: or "there" after a noun or verb ("the cost per sale there is $12"), not the "there" that
+#: opens a clause ("there are two", "so there is a gap").
+BACK_REFERENCE = re.compile(
+    r"\b(?:its|it's|it is|their)\b|"
+    r"\b(?!(?:and|but|or|so|then|because|if|when|that|which|where|while|as|since|though|"
+    r"although|now|well|yes|ok|okay|is|are|was|were|be|been)\b)[a-z]+\s+there\b(?!['\u2019])",
+    re.I,
+)
 
 # --- names and phrases -----------------------------------------------------------------------
 
