@@ -7,6 +7,7 @@ the wording produced.
 from __future__ import annotations
 
 from .test_rules_extractor import assistant, of, run, single, user
+from .test_rules_precision import known
 
 
 def test_a_campaign_named_earlier_in_the_session_takes_a_later_change() -> None:
@@ -37,3 +38,54 @@ def test_a_there_that_opens_a_clause_points_at_nothing() -> None:
         assistant("So there is a cost per booking of $30 on the account."),
     )
     assert all(m["metadata"].get("campaign") is None for m in of(cands, "metric"))
+
+
+# --- a problem said to be over is resolved ----------------------------------------------------
+
+
+def test_a_complaint_the_session_later_says_is_over_is_resolved() -> None:
+    cands = run(
+        user("We keep getting spam sign-ups on the trial form, it's driving me crazy."),
+        assistant("I added a honeypot field to the form."),
+        user("Nice, the spam sign-ups are gone this week."),
+    )
+    pain = single(cands, "pain_point")
+    assert pain["metadata"]["resolved"] is True
+
+
+def test_a_stored_problem_said_to_be_over_is_resolved_and_not_complained_again() -> None:
+    stored = known("pain_point", "Spam sign-ups")
+    cands = run(user("Nobody has complained about spam sign-ups in a month."), known=[stored])
+    pain = single(cands, "pain_point")
+    assert pain["name"] == "Spam sign-ups"
+    assert pain["metadata"] == {"resolved": True, "provenance": pain["metadata"]["provenance"]}
+
+
+def test_a_report_naming_the_problem_without_its_problem_word_resolves_it() -> None:
+    stored = known("pain_point", "Irrelevant search queries")
+    cands = run(
+        assistant("Weekly check:\n- Search queries: clean for ten days, nothing new to block"),
+        known=[stored],
+    )
+    assert single(cands, "pain_point")["metadata"]["resolved"] is True
+
+
+def test_a_problem_only_hoped_or_not_yet_over_stays_open() -> None:
+    stored = known("pain_point", "Spam sign-ups")
+    for text in (
+        "The spam sign-ups should be gone once the captcha is live.",
+        "The spam sign-ups are not fixed yet.",
+        "Let's get the spam sign-ups sorted this week.",
+        "I fixed the landing page, but spam sign-ups keep coming.",
+    ):
+        cands = run(user(text), known=[stored])
+        assert all(not c["metadata"].get("resolved") for c in of(cands, "pain_point")), text
+
+
+def test_a_complaint_after_the_fix_reopens_it() -> None:
+    cands = run(
+        user("We keep getting spam sign-ups on the trial form, so annoying."),
+        user("Great, the spam sign-ups are gone."),
+        user("Ugh, we keep getting spam sign-ups since Tuesday."),
+    )
+    assert single(cands, "pain_point")["metadata"]["resolved"] is False

@@ -42,6 +42,8 @@ class Conversation:
     messages: list[Message]
     sentences: list[Sentence]
     finder: MentionFinder
+    #: The user's stored entities (a problem stored earlier may be said to be over now).
+    known: tuple[KnownEntity, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -69,7 +69,10 @@ def _add(found: dict[str, dict[str, Any]], detector: Detector[Any], facts: list[
 
 
 def _detect(
-    messages: list[Message], finder: MentionFinder, found: dict[str, dict[str, Any]]
+    messages: list[Message],
+    finder: MentionFinder,
+    found: dict[str, dict[str, Any]],
+    known: tuple[KnownEntity, ...] = (),
 ) -> Iterator[int]:
     """Fill `found` with every fact of the conversation, yielding after each step of work the
     characters it examined: one sentence (at most MAX_SENTENCE), then each detector's pass
@@ -94,28 +97,33 @@ def _detect(
             context = (s.turn, mentions[-1].name)
             finder.learn(m.name for m in mentions if not m.platform)
         yield len(s.text)
-    conversation = Conversation(messages, sentences, finder)
+    conversation = Conversation(messages, sentences, finder, known)
     for detector in DETECTORS:
         _add(found, detector, detector.in_conversation(conversation))
         found[detector.kind.type] = detector.settle(found[detector.kind.type])
         yield 0
 
 
-def detect_all(messages: list[Message], finder: MentionFinder) -> dict[str, dict[str, Any]]:
+def detect_all(
+    messages: list[Message], finder: MentionFinder, known: tuple[KnownEntity, ...] = ()
+) -> dict[str, dict[str, Any]]:
     """Every fact of the conversation, per type, keyed by normalised name."""
     found: dict[str, dict[str, Any]] = {t: {} for t in TYPES}
-    for _ in _detect(messages, finder, found):
+    for _ in _detect(messages, finder, found, known):
         pass
     return found
 
 
 async def detect_all_cooperatively(
-    messages: list[Message], finder: MentionFinder, pacer: Pacer | None = None
+    messages: list[Message],
+    finder: MentionFinder,
+    pacer: Pacer | None = None,
+    known: tuple[KnownEntity, ...] = (),
 ) -> dict[str, dict[str, Any]]:
     """`detect_all`, giving other requests a turn whenever `pacer` says one is due."""
     pacer = pacer or Pacer()
     found: dict[str, dict[str, Any]] = {t: {} for t in TYPES}
-    for chars in _detect(messages, finder, found):
+    for chars in _detect(messages, finder, found, known):
         if pacer.due(chars):
             await asyncio.sleep(0)
             pacer.restart()
@@ -186,7 +194,7 @@ def to_candidates(
 
 def extract_candidates(messages: list[Message], known: list[KnownEntity]) -> list[dict[str, Any]]:
     """The whole pipeline, synchronously: what `RulesExtractor.extract` returns as candidates."""
-    return to_candidates(detect_all(messages, MentionFinder(known)), known)
+    return to_candidates(detect_all(messages, MentionFinder(known), tuple(known)), known)
 
 
 class RulesExtractor:
@@ -197,5 +205,5 @@ class RulesExtractor:
     async def extract(
         self, messages: list[Message], known: list[KnownEntity], now_ms: int
     ) -> ExtractionResult:
-        found = await detect_all_cooperatively(messages, MentionFinder(known))
+        found = await detect_all_cooperatively(messages, MentionFinder(known), known=tuple(known))
         return ExtractionResult(extractor=self.name, candidates=to_candidates(found, known))

@@ -1,12 +1,20 @@
 """Pain points: explicit complaints in the user's own words ("I'm frustrated that ...", "the
 problem is ...", "... keeps happening"). The name is what the complaint is about, as a noun
-phrase; a complaint about "it" or "this" names nothing, so it is not stored."""
+phrase; a complaint about "it" or "this" names nothing, so it is not stored.
+
+A problem the conversation later says is over ("the spam sign-ups are gone", "nobody has
+complained about fake leads in a month"), by the user or in the assistant's report, is stored
+resolved: a clause with a resolution cue that names the problem (its name, or its name without
+the problem word when two words are left: "sign-up forms" of "spam sign-up forms"). Such a
+clause is never a new complaint."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from entity_memory.domain.kinds import PAIN_POINT
+from entity_memory.domain.text import normalize_name
+from entity_memory.extraction.rules.campaigns import clause_at
 from entity_memory.extraction.rules.detector import (
     Conversation,
     Detector,
@@ -21,8 +29,11 @@ from entity_memory.extraction.rules.lexicon import (
     FUNCTION_WORDS,
     LEADING_WORDS,
     NOT_A_STATEMENT,
+    NOT_RESOLVED,
     PROBLEM_NOUN,
+    PROBLEM_WORD,
     QUALIFIER,
+    RESOLVED_CUE,
     SEVERE,
 )
 from entity_memory.extraction.rules.mentions import MentionFinder
@@ -37,9 +48,18 @@ class PainPoint:
     campaigns: list[str]
     frequency: int = 1
     sources: list[Sentence] = field(default_factory=list)
+    #: Said to be over; a resolution alone (of a problem stored earlier) states nothing else.
+    resolved: bool = False
+    complaint: bool = True
 
 
 def detect(sentence: Sentence, finder: MentionFinder) -> PainPoint | None:
+    """The complaint the sentence makes, unless the sentence says that problem is over."""
+    p = _complaint(sentence, finder)
+    return None if p is None or resolves(sentence.text, p.name) else p
+
+
+def _complaint(sentence: Sentence, finder: MentionFinder) -> PainPoint | None:
     text = sentence.text
     if sentence.role != "user" or NOT_A_STATEMENT.search(text):
         return None
@@ -93,22 +113,78 @@ def _pain_point(name: str, sentence: Sentence, finder: MentionFinder) -> PainPoi
     return PainPoint(name[0].upper() + name[1:], severity, campaigns, sources=[sentence])
 
 
+def _phrases(name: str) -> list[str]:
+    """How a clause names the problem `name`: whole, or without its problem word when two
+    words are left ("search terms" of "irrelevant search terms")."""
+    ws = normalize_name(name).split()
+    out = [" ".join(ws)]
+    if len(ws) > 2 and PROBLEM_WORD.match(ws[0]):
+        out.append(" ".join(ws[1:]))
+    return out
+
+
+def resolves(text: str, name: str) -> bool:
+    """A clause of `text` says the problem `name` is over (and not only hoped or supposed)."""
+    for cue in RESOLVED_CUE.finditer(text):
+        start, end = clause_at(text, cue.start())
+        if NOT_RESOLVED.search(text, start, cue.start()):
+            continue
+        clause = f" {normalize_name(text[start:end])} "
+        if any(f" {phrase} " in clause for phrase in _phrases(name)):
+            return True
+    return False
+
+
+def resolutions(conversation: Conversation) -> list[PainPoint]:
+    """The problems, stored or complained about earlier in the session, that a later sentence
+    says are over."""
+    names = [k.name for k in conversation.known if k.type == PAIN_POINT.type]
+    names += [a for k in conversation.known if k.type == PAIN_POINT.type for a in k.aliases]
+    out: list[PainPoint] = []
+    for s in conversation.sentences:
+        if (p := _complaint(s, conversation.finder)) is not None and p.name not in names:
+            names.append(p.name)
+        if NOT_A_STATEMENT.search(s.text) or not RESOLVED_CUE.search(s.text):
+            continue
+        for name in names:
+            if resolves(s.text, name):
+                out.append(PainPoint(name, "medium", [], 1, [s], resolved=True, complaint=False))
+    return out
+
+
 def summary(p: PainPoint) -> str:
-    text = p.sources[-1].excerpt
-    return text if p.frequency == 1 else f"{text} (raised {p.frequency} times)"
+    if p.resolved and not p.complaint:
+        return f"Resolved: {p.sources[-1].excerpt}"
+    text = p.sources[0].excerpt if p.resolved else p.sources[-1].excerpt
+    text = text if p.frequency == 1 else f"{text} (raised {p.frequency} times)"
+    return f"{text} Resolved: {p.sources[-1].excerpt}" if p.resolved else text
 
 
 def metadata(p: PainPoint) -> dict[str, object]:
+    if not p.complaint:
+        return {"resolved": True}  # the stored complaint's severity and campaigns stand
     return {
         "severity": p.severity,
         "frequency": p.frequency,
-        "resolved": False,
+        "resolved": p.resolved,
         "related_campaigns": p.campaigns,
     }
 
 
+def _order(s: Sentence) -> tuple[int, int]:
+    return (s.turn, s.position)
+
+
 def merge(into: PainPoint, new: PainPoint) -> None:
-    """The same complaint again: counted, and high once it was said with force."""
+    """The same complaint again: counted, and high once it was said with force. Said to be
+    over after its last complaint: resolved; complained about again after that: open."""
+    if not new.complaint:
+        if into.complaint and max(map(_order, into.sources)) > _order(new.sources[0]):
+            return  # resolved earlier in the session, then complained about again
+        into.resolved = True
+        into.sources = add_sources(into.sources, new.sources)
+        return
+    into.resolved = False
     into.frequency += 1
     if new.severity == "high":
         into.severity = "high"
@@ -126,7 +202,7 @@ class PainPointDetector(Detector[PainPoint]):
         return [p] if p else []
 
     def in_conversation(self, conversation: Conversation) -> list[PainPoint]:
-        return []
+        return resolutions(conversation)
 
     settle = staticmethod(as_found)
     merge = staticmethod(merge)

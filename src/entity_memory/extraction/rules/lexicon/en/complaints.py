@@ -63,10 +63,36 @@ AD_OUTCOMES = (
     r"queries|search terms?|keywords?|placements?|installs?|visits?|visitors?)"
 )
 
-PROBLEM_NOUN = re.compile(
-    r"\b(?P<name>(?:junk|spam|spammy|fake|bogus|fraudulent|bot|irrelevant|unqualified|"
+#: The words that make an ad outcome a problem ("junk" leads, "irrelevant" search terms).
+PROBLEM_WORDS = (
+    r"(?:junk|spam|spammy|fake|bogus|fraudulent|bot|irrelevant|unqualified|"
     r"low[- ]quality|poor[- ]quality|wasted|duplicated?|missing|untracked)"
-    rf"(?:\s+[a-z][\w-]*)?\s+{AD_OUTCOMES})\b",
+)
+
+PROBLEM_NOUN = re.compile(
+    rf"\b(?P<name>{PROBLEM_WORDS}(?:\s+[a-z][\w-]*)?\s+{AD_OUTCOMES})\b",
+    re.I,
+)
+#: A problem word alone, as the first word of a pain point's name.
+PROBLEM_WORD = re.compile(rf"^{PROBLEM_WORDS}$", re.I)
+
+#: A clause that says a problem is over: fixed, gone, clean, or no longer complained about
+#: ("the spam sign-ups are gone", "nobody has complained about fake leads in a month").
+RESOLVED_CUE = re.compile(
+    r"\b(?:solved|resolved|fixed|sorted(?: out)?|cleared up|clean(?:ed up)?|gone|went away|"
+    r"under control|a thing of the past|no more|stopped|"
+    r"(?:no longer|not) (?:a|an) (?:problem|issue)|"
+    r"(?:hasn'?t|haven'?t|has not|have not|no one has|nobody has|nobody's|no one's) "
+    r"(?:complained|mentioned|flagged|raised|reported|seen|had))\b",
+    re.I,
+)
+#: Before a resolution cue in its clause: it is not over yet, only supposed to be, or asked
+#: for ("not fixed", "once it is solved", "should be gone by Friday", "let's get it sorted").
+NOT_RESOLVED = re.compile(
+    r"\b(?:not|isn'?t|aren'?t|wasn'?t|weren'?t|never|yet|still|if|once|until|unless|when|"
+    r"hope\w*|should|will|would|could|might|may|almost|nearly|partly|partially|half|"
+    r"get|gets|getting|need\w*|want\w*|let'?s|please|must|have to|has to|going to|gonna|"
+    r"try\w*|plan\w*)\b",
     re.I,
 )
 
