@@ -89,3 +89,44 @@ def test_a_complaint_after_the_fix_reopens_it() -> None:
         user("Ugh, we keep getting spam sign-ups since Tuesday."),
     )
     assert single(cands, "pain_point")["metadata"]["resolved"] is False
+
+
+# --- a reading is the campaign's it was said of, or the account's, never a guess ---------------
+
+
+def test_a_kpi_qualified_by_an_unnamed_part_is_nobodys() -> None:
+    for text in ("weekend CPA at 31, should we cut Sundays?", "The mobile CTR is 1.2% now."):
+        cands = run(user(text))
+        assert of(cands, "metric") == [], text
+
+
+def test_the_accounts_own_kpi_is_still_read() -> None:
+    for text in ("Our overall CPA is $31 this month.", "CPA is $31 this month."):
+        metric = single(run(user(text)), "metric")
+        assert metric["metadata"]["value"] == 31
+        assert metric["metadata"].get("campaign") is None
+
+
+# --- one decision, stored once -------------------------------------------------------------------
+
+
+def test_a_loose_instruction_the_assistant_made_concrete_is_one_decision() -> None:
+    cands = run(
+        assistant("Bakery Search: $30/day, Manual CPC."),
+        user("fine, try that automatic bidding stuff on the bakery ads too"),
+        assistant("For Bakery Search I'd use Target CPA at $12."),
+        user("ok go"),
+        assistant("Switched Bakery Search to Target CPA at $12."),
+    )
+    decisions = of(cands, "decision")
+    assert len(decisions) == 1, [d["name"] for d in decisions]
+    assert "Bakery Search" in decisions[0]["metadata"]["affected_entities"]
+
+
+def test_a_loose_instruction_about_something_else_stays() -> None:
+    cands = run(
+        user("let's add the holiday opening hours to the ads"),
+        assistant("Will do. Separately, I'd switch Bakery Search to Target CPA at $12."),
+        user("yes"),
+    )
+    assert len(of(cands, "decision")) == 2, [d["name"] for d in of(cands, "decision")]

@@ -13,7 +13,6 @@ from entity_memory.extraction.rules.detector import (
     Conversation,
     Detector,
     SentenceScope,
-    as_found,
     latest_wins,
 )
 from entity_memory.extraction.rules.lexicon import (
@@ -23,8 +22,10 @@ from entity_memory.extraction.rules.lexicon import (
     CHANGE_REPORT,
     DECISION_CUE,
     DECISION_NEGATED,
+    FUNCTION_WORDS,
     IMPERATIVE,
     IRREGULAR_PAST,
+    LEADING_WORDS,
     LIST_GOES_ON,
     MONEY,
     NOT_A_CHANGE,
@@ -180,6 +181,54 @@ def accepted(sentences: list[Sentence], finder: MentionFinder) -> list[Decision]
     return out
 
 
+#: How many turns after a user's loose instruction the assistant's concrete form of it may come
+#: (its proposal, the user's yes, its report).
+CARRIED_OUT_WITHIN = 3
+
+
+def _content_words(text: str) -> set[str]:
+    return {w.lower() for w in words(text) if w.lower() not in FUNCTION_WORDS | LEADING_WORDS}
+
+
+def _carried_out(loose: Decision, other: Decision) -> bool:
+    """`other` is what the user's loose instruction `loose` became: a decision on a campaign,
+    from the turns right after it, about something it spoke of ("try that on the bakery ads"
+    -> "Switched Bakery Search to Target CPA")."""
+    gap = other.sources[0].turn - loose.sources[0].turn
+    shared = _content_words(loose.action) & _content_words(other.action)
+    return bool(other.campaigns) and 0 < gap <= CARRIED_OUT_WITHIN and bool(shared)
+
+
+def _reported_again(first: Decision, later: Decision) -> bool:
+    """`later` reports `first` done: the same campaigns and amounts, a few turns on ("I'd use
+    Target CPA at $12" accepted, then "Switched Bakery Search to Target CPA at $12")."""
+    gap = later.sources[0].turn - first.sources[0].turn
+    amounts = {m.group(0) for m in MONEY.finditer(first.action)}
+    return (
+        0 < gap <= CARRIED_OUT_WITHIN
+        and bool(first.campaigns)
+        and first.campaigns == later.campaigns
+        and amounts == {m.group(0) for m in MONEY.finditer(later.action)}
+        and bool(_content_words(first.action) & _content_words(later.action) - {*amounts})
+    )
+
+
+def _superseded(d: Decision, others: list[Decision]) -> bool:
+    loose = not d.accepted and not d.campaigns and not MONEY.search(d.action)
+    return any((loose and _carried_out(d, o)) or _reported_again(d, o) for o in others)
+
+
+def settle(decisions: dict[str, Decision]) -> dict[str, Decision]:
+    """One decision is kept once: a user's instruction that names no campaign and no amount,
+    which the assistant's next turns made concrete, is that concrete decision; a proposal the
+    assistant then reports done is the report."""
+    return {
+        k: d
+        for k, d in decisions.items()
+        if not _superseded(d, [o for o in decisions.values() if o is not d])
+    }
+
+
 def summary(d: Decision) -> str:
     text = d.action[0].upper() + d.action[1:]
     if d.rationale:
@@ -210,7 +259,7 @@ class DecisionDetector(Detector[Decision]):
     def in_conversation(self, conversation: Conversation) -> list[Decision]:
         return accepted(conversation.sentences, conversation.finder)
 
-    settle = staticmethod(as_found)
+    settle = staticmethod(settle)
     merge = staticmethod(latest_wins)
     summary = staticmethod(summary)
     metadata = staticmethod(metadata)

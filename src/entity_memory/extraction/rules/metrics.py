@@ -25,11 +25,14 @@ from entity_memory.extraction.rules.detector import (
     as_found,
 )
 from entity_memory.extraction.rules.lexicon import (
+    ACCOUNT_KPI_WORDS,
     CAMPAIGN_LEAD_IN,
     COMPARATOR_BEFORE,
     FROM_BEFORE,
+    FUNCTION_WORDS,
     KPI_LINK,
     KPI_RES,
+    LEADING_WORDS,
     NOT_A_KPI_VALUE,
     NOT_A_STATEMENT,
     NOT_A_TARGET_AFTER,
@@ -48,6 +51,7 @@ from entity_memory.extraction.rules.lexicon import (
     UNIT_COST,
     VALUE,
     VALUE_AT_END,
+    WORD_BEFORE,
 )
 from entity_memory.extraction.rules.mentions import Mention, MentionFinder, first_part
 from entity_memory.extraction.rules.sentences import Sentence, add_sources, ends_before
@@ -178,6 +182,14 @@ def _money_target(text: str, amount: re.Match[str] | None) -> bool:
     return not NOT_A_TARGET_AFTER.match(text[amount.end() :])
 
 
+def _part_of_account(text: str, start: int) -> bool:
+    """A KPI a word qualifies that is neither a campaign found nor the account ("trail CPA",
+    "mobile CTR"): the reading is of some part left unnamed, so it is nobody's."""
+    m = WORD_BEFORE.search(text, max(0, start - 30), start)
+    word = m.group(1).lower() if m else ""
+    return bool(word) and word not in FUNCTION_WORDS | LEADING_WORDS | ACCOUNT_KPI_WORDS
+
+
 def _values_after(text: str, end: int, stop: int) -> list[re.Match[str]]:
     return [
         m
@@ -243,7 +255,9 @@ def detect(
         # figure must say which campaign it is about.
         if reading.value is not None and not in_force(text, start):
             continue  # "CPA could drop to $30 if ...": supposed, not measured
-        if reading.value is not None and (campaign or sentence.role == "user"):
+        if reading.value is None or (campaign is None and _part_of_account(text, start)):
+            continue
+        if campaign or sentence.role == "user":
             out.append(reading)
     return out + _strategy_targets(text, mentions, context or sole, sentence)
 

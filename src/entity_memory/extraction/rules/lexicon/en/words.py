@@ -39,6 +39,14 @@ CLAUSE_VERBS = NAME_VERBS | frozenset("do will would can could should keeps kept
 ABBREVIATION = re.compile(r"(?:\b(?:e\.g|i\.e|vs|etc|approx|incl|mr|mrs|ms|dr|st|no)\.)$", re.I)
 #: A transcript's speaker label at the start of a line ("User: ...").
 ROLE_LABEL = re.compile(r"^\s*(?:user|assistant|human|ai)\s*:\s*", re.I)
+#: Words before a KPI that still mean the whole account ("our overall CPA", "average CPC"):
+#: any other word there ("mobile CPA", "weekend CTR") names a part the reading is about.
+ACCOUNT_KPI_WORDS = frozenset(
+    """overall total blended average avg account account-wide current actual real true
+    monthly weekly daily yearly annual new same usual typical""".split()
+)
+#: The word that ends a text ("... trail" of "... trail CPA").
+WORD_BEFORE = re.compile(r"([A-Za-z][\w'-]*)\s*$")
 #: A sentence that points back at the campaign its turn was already about: "its", "their",
 #: or "there" after a noun or verb ("the cost per sale there is $12"), not the "there" that
 #: opens a clause ("there are two", "so there is a gap").
