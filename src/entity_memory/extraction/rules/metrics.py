@@ -190,6 +190,18 @@ def _part_of_account(text: str, start: int) -> bool:
     return bool(word) and word not in FUNCTION_WORDS | LEADING_WORDS | ACCOUNT_KPI_WORDS
 
 
+def _kept(reading: Reading, text: str, start: int, role: str) -> bool:
+    """A measured value at `start` is stored when it is in force ("CPA could drop to $30 if
+    ..." is supposed, not measured) and someone's: a campaign's, or the account's, which is
+    taken only from the user's own words (an assistant's figure must say which campaign it
+    is about) and never from a KPI a word ties to some part left unnamed."""
+    if not in_force(text, start):
+        return False
+    if reading.campaign is not None:
+        return True
+    return role == "user" and not _part_of_account(text, start)
+
+
 def _values_after(text: str, end: int, stop: int) -> list[re.Match[str]]:
     return [
         m
@@ -251,13 +263,7 @@ def detect(
         reading.stated = {
             f: sentence for f in ("value", "target") if getattr(reading, f) is not None
         }
-        # An account-level figure is taken only from the user's own words; an assistant's
-        # figure must say which campaign it is about.
-        if reading.value is not None and not in_force(text, start):
-            continue  # "CPA could drop to $30 if ...": supposed, not measured
-        if reading.value is None or (campaign is None and _part_of_account(text, start)):
-            continue
-        if campaign or sentence.role == "user":
+        if reading.value is not None and _kept(reading, text, start, sentence.role):
             out.append(reading)
     return out + _strategy_targets(text, mentions, context or sole, sentence)
 
