@@ -35,10 +35,11 @@ _TARGET_CUE = re.compile(
 
 def malformed_name(name: str) -> str | None:
     """Why the name is malformed, or None."""
-    ws = [w.lower().strip(".,'\u2019\"") for w in name.split()]
+    raw = [w.strip(".,'\u2019\"") for w in name.split()]
+    ws = [w.lower() for w in raw]
     if not ws:
         return "empty"
-    if ws[-1] in _FUNCTION:
+    if ws[-1] in _FUNCTION and not (len(raw[-1]) >= 2 and raw[-1].isupper()):  # "US" is a code
         return f"ends on {ws[-1]!r}"
     if hit := next((w for w in ws if w in _COPULAS), None):
         return f"contains {hit!r}"

@@ -130,3 +130,45 @@ def test_a_loose_instruction_about_something_else_stays() -> None:
         user("yes"),
     )
     assert len(of(cands, "decision")) == 2, [d["name"] for d in of(cands, "decision")]
+
+
+def test_a_name_ending_on_a_country_code_is_a_campaign() -> None:
+    cands = run(assistant("Done:\n- ZX - Pet Cover - US now on Target CPA, $40"))
+    campaign = single(cands, "campaign")
+    assert campaign["name"] == "ZX - Pet Cover - US"
+    assert campaign["metadata"]["strategy"] == "Target CPA"
+
+
+def test_a_kpi_row_says_in_brackets_which_campaign_it_is_of() -> None:
+    stored = [known("campaign", "ZX - Pet Cover - US"), known("campaign", "Kitten Food Search")]
+    cands = run(
+        assistant(
+            "| Metric | Last 4 weeks |\n|---|---|\n| Cost per sale (ZX) | $52 |\n"
+            "| CTR (mobile) | 3.1% |\n| ROAS (Kitten Food Search) | 4.2x |"
+        ),
+        known=stored,
+    )
+    metrics = of(cands, "metric")
+    by_campaign = {m["metadata"].get("campaign"): m["metadata"]["value"] for m in metrics}
+    assert by_campaign == {"ZX - Pet Cover - US": 52, "Kitten Food Search": 4.2}
+
+
+def test_a_single_column_of_goals_is_no_reading() -> None:
+    stored = [known("campaign", "Kitten Food Search")]
+    cands = run(
+        assistant("| Metric | Target |\n|---|---|\n| ROAS (Kitten Food Search) | 5x |"),
+        known=stored,
+    )
+    assert of(cands, "metric") == []
+
+
+def test_a_kpi_said_of_a_campaigns_short_part_is_that_campaigns() -> None:
+    stored = [known("campaign", "ZX - Pet Cover - US"), known("campaign", "Kitten Food Search")]
+    cands = run(assistant("- Current cost per sale on ZX: $61 (trailing 30 days)"), known=stored)
+    assert single(cands, "metric")["metadata"]["campaign"] == "ZX - Pet Cover - US"
+
+
+def test_a_short_part_that_qualifies_another_word_names_no_campaign() -> None:
+    stored = [known("campaign", "US - Brand"), known("campaign", "Kitten Food Search")]
+    cands = run(assistant("The CPA for US shoppers is $30 this week."), known=stored)
+    assert of(cands, "metric") == []

@@ -33,7 +33,7 @@ from entity_memory.extraction.rules.lexicon.shapes import (
     NAME_PARTS,
     WORD_SPAN,
 )
-from entity_memory.extraction.rules.names import well_formed
+from entity_memory.extraction.rules.names import acronym, well_formed
 
 
 @dataclass(frozen=True)
@@ -73,6 +73,12 @@ def names_a_platform(name: str) -> bool:
     )
 
 
+def _a_code(word: str) -> bool:
+    """A function word in capitals ("US" of "Pet Cover - US"): a code, which ends a name; a KPI
+    in capitals ("CPA") still does not."""
+    return acronym(word) and word.lower() in FUNCTION_WORDS
+
+
 def _clean(name: str, sentence_start: bool = False, inferred: bool = False) -> str | None:
     """The name without KPI words after it or function words before it; at the start of a
     sentence, where every word is capitalised, without a leading verb ("Launched X - Y") or
@@ -85,7 +91,7 @@ def _clean(name: str, sentence_start: bool = False, inferred: bool = False) -> s
         ws = ws[1:]
     if _a_date(ws) or (inferred and _shouted(ws)):
         return None
-    while ws and ws[-1].lower().removesuffix("'s") in NOT_NAME_ENDS:
+    while ws and ws[-1].lower().removesuffix("'s") in NOT_NAME_ENDS and not _a_code(ws[-1]):
         ws = ws[:-1]
     while ws and ws[0].lower() in FUNCTION_WORDS:
         ws = ws[1:]
@@ -105,6 +111,10 @@ MAX_KNOWN_WORDS = 8
 
 #: Words a first part needs to stand for the whole name ("Brand" of "Brand - Exact" does not).
 MIN_PART_WORDS = 2
+
+
+def _first(name: str) -> str:
+    return NAME_PARTS.split(name, maxsplit=1)[0]
 
 
 def first_part(name: str) -> str | None:
@@ -191,6 +201,17 @@ class MentionFinder:
         if new:
             self._entities += [KnownEntity(CAMPAIGN.type, f"session:{n}", n) for n in sorted(new)]
             self._index()
+
+    def named_by_part(self, text: str) -> str | None:
+        """The one campaign `text` names whole, by an alias or as its structured name's first
+        part however short ("Lotus" of "Lotus - All Mats", "EU" of "EU - Shop"). Only where the
+        place says a campaign is meant (a KPI row's "(EU)"): in running text a short part is
+        too often a word ("US sales")."""
+        key = normalize_name(text)
+        if key in self._by_norm or key in self._known:
+            return self.canonical(text)
+        owners = {e.name for e in self._entities if normalize_name(_first(e.name)) == key}
+        return owners.pop() if len(owners) == 1 else None
 
     def canonical(self, name: str) -> str:
         """The stored name of a campaign found by its name, an alias or its first part."""

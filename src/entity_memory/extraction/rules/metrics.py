@@ -31,6 +31,7 @@ from entity_memory.extraction.rules.lexicon import (
     FROM_BEFORE,
     FUNCTION_WORDS,
     KPI_LINK,
+    KPI_OF_PART,
     KPI_RES,
     LEADING_WORDS,
     NOT_A_KPI_VALUE,
@@ -57,6 +58,8 @@ from entity_memory.extraction.rules.mentions import Mention, MentionFinder, firs
 from entity_memory.extraction.rules.sentences import Sentence, add_sources, ends_before
 from entity_memory.extraction.rules.tables import table_readings
 
+#: The words of a structured name that only separate its parts.
+SEPARATORS = frozenset({"-", "\u2013", "|", ":"})
 _UNITS = {**CURRENCY_CODES, "%": "%", "percent": "%", "x": "x"}
 
 
@@ -190,6 +193,20 @@ def _part_of_account(text: str, start: int) -> bool:
     return bool(word) and word not in FUNCTION_WORDS | LEADING_WORDS | ACCOUNT_KPI_WORDS
 
 
+def _with_parts(
+    text: str, kpis: list[tuple[int, int, str]], finder: MentionFinder
+) -> list[Mention]:
+    """The sentence's campaign mentions, and a campaign named by its short first part right
+    after a KPI ("cost per sale on ZX" of "ZX - Pet Cover - US"), where nothing else is."""
+    mentions = finder.find(text)
+    for _, end, _ in kpis:
+        m = KPI_OF_PART.match(text, end)
+        taken = any(x.start <= (m.start("part") if m else -1) < x.end for x in mentions)
+        if m and not taken and (name := finder.named_by_part(m.group("part"))):
+            mentions = [*mentions, Mention(name, m.start("part"), m.end("part"))]
+    return sorted(mentions, key=lambda x: x.start)
+
+
 def _kept(reading: Reading, text: str, start: int, role: str) -> bool:
     """A measured value at `start` is stored when it is in force ("CPA could drop to $30 if
     ..." is supposed, not measured) and someone's: a campaign's, or the account's, which is
@@ -221,7 +238,7 @@ def detect(
     if sentence.role == "assistant" and PROPOSAL_CUE.search(text):
         return []
     kpis = _kpis(text)
-    mentions = finder.find(text)
+    mentions = _with_parts(text, kpis, finder)
     out: list[Reading] = []
     for i, (start, end, kpi) in enumerate(kpis):
         stop = kpis[i + 1][0] if i + 1 < len(kpis) else len(text)
@@ -302,8 +319,8 @@ def short_campaign(name: str) -> str:
     if first is not None:
         return first
     ws = name.split()
-    while len(ws) > 1 and ws[-1].lower() in CHANNEL_TERMS:
-        ws.pop()
+    while len(ws) > 1 and (ws[-1].lower() in CHANNEL_TERMS or ws[-1] in SEPARATORS):
+        ws.pop()  # "Pet Cover - Brand" -> "Pet Cover", not "Pet Cover -"
     return " ".join(ws)
 
 
@@ -347,6 +364,10 @@ def from_tables(messages: list[Message], finder: MentionFinder) -> list[Reading]
             campaign = finder.canonical(r.row)
             if not r.campaign_rows and campaign == r.row:
                 continue  # a keyword, product or service row, not a campaign we know
+        elif r.of is not None:
+            campaign = finder.named_by_part(r.of)
+            if campaign is None:
+                continue  # "CPA (mobile)": of some part the rules cannot name
         else:
             if r.turn not in about:
                 about[r.turn] = _prose_campaign(messages[r.turn].content, finder)

@@ -30,13 +30,22 @@ def _bare(word: str) -> str:
     return word.lower().strip(".'\u2019")
 
 
+def acronym(word: str) -> bool:
+    """A word in capitals ("US", "UK", "B2B"): a code or an abbreviation, never the function
+    word it spells ("Pet Cover - US" ends on a country, not on "us")."""
+    letters = word.strip(".,'\u2019")
+    return len(letters) >= 2 and letters.isupper()
+
+
 def well_formed(name: str) -> bool:
     """True for a name a person would write: 1-8 words, no clause verb, not ending on a
     function word, balanced quotes and brackets, no markup, no dangling punctuation."""
-    ws = [_bare(w) for w in name.split()]
+    raw = name.split()
+    ws = [_bare(w) for w in raw]
     if not ws or len(ws) > 8 or not any(ch.isalnum() for ch in name):
         return False
-    if ws[-1] in FUNCTION_WORDS or ws[0] in {"and", "or", "but", "to", "of"}:
+    ends_on_function = ws[-1] in FUNCTION_WORDS and not acronym(raw[-1])
+    if ends_on_function or ws[0] in {"and", "or", "but", "to", "of"}:
         return False
     if any(w in NAME_VERBS for w in ws):
         return False

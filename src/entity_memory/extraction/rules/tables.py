@@ -23,13 +23,14 @@ from entity_memory.extraction.rules.lexicon import (
     CAMPAIGN_HEADER,
     CURRENT_COLUMN,
     EFFICIENCY,
+    GOAL_COLUMN,
     KPI_ROW_HEADERS,
     NAME_COLUMNS,
     NOT_A_KPI_COLUMN,
     NOT_CURRENT,
     NUMBER_CELL,
 )
-from entity_memory.extraction.rules.lexicon.shapes import TABLE_SEPARATOR
+from entity_memory.extraction.rules.lexicon.shapes import LABEL_QUALIFIER, TABLE_SEPARATOR
 
 #: A KPI column's name is short; longer headers are notes.
 MAX_KPI_WORDS = 4
@@ -57,6 +58,8 @@ class TableReading:
     cell: Cell
     excerpt: str
     campaign_rows: bool = False
+    #: What a KPI row's label says in brackets it is of ("CPA (Lotus)"), if anything.
+    of: str | None = None
 
 
 def _cells(line: str) -> list[str]:
@@ -108,9 +111,13 @@ def _by_campaign(role: str, turn: int, table: list[list[str]]) -> Iterator[Table
 
 
 def _current_column(header: list[str]) -> int | None:
-    """The column holding a KPI row's current value: one the header calls current, else the
-    last one that is not a target or an earlier period; None when every column is."""
+    """The column holding a KPI row's current value: the only one, unless it holds goals; one
+    the header calls current, else the last one that is not a target or an earlier period;
+    None when every column is."""
     columns = range(1, len(header))
+    if len(header) == 2:
+        # One column of values ("Last 4 wks"): the period reported, unless it holds goals.
+        return None if GOAL_COLUMN.search(header[1]) else 1
     named = [
         i for i in columns if CURRENT_COLUMN.search(header[i]) and not NOT_CURRENT.search(header[i])
     ]
@@ -125,11 +132,13 @@ def _by_kpi(role: str, turn: int, table: list[list[str]]) -> Iterator[TableReadi
     if column is None:
         return
     for row in table[1:]:
-        kpi = _kpi_name(row[0]) if row else None
+        qualified = LABEL_QUALIFIER.match(row[0]) if row else None
+        kpi = _kpi_name(qualified.group("label") if qualified else row[0]) if row else None
         cell = number_cell(row[column]) if column < len(row) else None
         if kpi and cell:
-            excerpt = ELISION.join((kpi, cell.text))
-            yield TableReading(role, turn, kpi, None, cell, excerpt)
+            excerpt = ELISION.join((row[0] if qualified else kpi, cell.text))
+            of = qualified.group("of").strip() if qualified else None
+            yield TableReading(role, turn, kpi, None, cell, excerpt, of=of)
 
 
 def table_readings(messages: list[Message]) -> list[TableReading]:

@@ -19,3 +19,5 @@ NAME_PARTS = re.compile(r"\s+[-\u2013|:]\s+")
 TABLE_SEPARATOR = re.compile(r"^\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")
 #: Markup ("<img src=x>", "</b>"): a name never holds it.
 MARKUP = re.compile(r"[<>]")
+#: A table row's label with what it is of in brackets ("CPA (Lotus)", "Cost per sale (EU)").
+LABEL_QUALIFIER = re.compile(r"^(?P<label>[^()]+?)\s*\((?P<of>[^()]+)\)\s*$")

@@ -45,6 +45,12 @@ ACCOUNT_KPI_WORDS = frozenset(
     """overall total blended average avg account account-wide current actual real true
     monthly weekly daily yearly annual new same usual typical""".split()
 )
+#: Right after a KPI, what it is of, in capitals ("CPA on ZX", "cost per sale (ZX)"): a place
+#: where a campaign's short part names the campaign.
+KPI_OF_PART = re.compile(
+    r"\s*(?:\(|\b(?:on|for|in|of)\s+)(?P<part>[A-Z][\w&+]*)\b"
+    r"(?=\s*(?:[:),.;=]|$|(?:is|was|are|were|at|now|sits|stands|came)\b))"
+)  # not "CPA for US shoppers": a word after it makes it a qualifier of something else
 #: The word that ends a text ("... trail" of "... trail CPA").
 WORD_BEFORE = re.compile(r"([A-Za-z][\w'-]*)\s*$")
 #: A sentence that points back at the campaign its turn was already about: "its", "their",
@@ -152,5 +158,7 @@ CAMPAIGN_HEADER = re.compile(r"\b(?:campaigns?|ad groups?|asset groups?)\b", re.
 
 #: Columns of a KPI row that are not its current value, and those that are.
 NOT_CURRENT = re.compile(r"\b(?:target|goal|last|previous|prior|before|old|was)\b", re.I)
+#: A column of goals, not of measurements, even when it is the only one.
+GOAL_COLUMN = re.compile(r"\b(?:target|goal|plan(?:ned)?|budget)\b", re.I)
 
 CURRENT_COLUMN = re.compile(r"\b(?:current|now|this|after|latest|new|today)\b", re.I)
