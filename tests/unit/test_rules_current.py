@@ -77,6 +77,9 @@ def test_a_problem_only_hoped_or_not_yet_over_stays_open() -> None:
         "The spam sign-ups are not fixed yet.",
         "Let's get the spam sign-ups sorted this week.",
         "I fixed the landing page, but spam sign-ups keep coming.",
+        "The spam sign-ups have gone up again this week.",
+        "We had no more than four spam sign-ups on Monday alone.",
+        "Please clean up the spam sign-ups in the CRM.",
     ):
         cands = run(user(text), known=[stored])
         assert all(not c["metadata"].get("resolved") for c in of(cands, "pain_point")), text
@@ -172,3 +175,13 @@ def test_a_short_part_that_qualifies_another_word_names_no_campaign() -> None:
     stored = [known("campaign", "US - Brand"), known("campaign", "Kitten Food Search")]
     cands = run(assistant("The CPA for US shoppers is $30 this week."), known=stored)
     assert of(cands, "metric") == []
+
+
+def test_as_or_since_before_a_noun_is_no_rationale() -> None:
+    cands = run(
+        user("add negatives for tutorial, free, diy"),
+        assistant("Done: added tutorial, free and diy as exact-match negatives on the account."),
+    )
+    assert all(d["metadata"]["rationale"] == "" for d in of(cands, "decision"))
+    cands = run(user("Let's pause Kitten Food Search as the CPA is twice our margin."))
+    assert "margin" in single(cands, "decision")["metadata"]["rationale"]

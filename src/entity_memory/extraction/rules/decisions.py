@@ -18,6 +18,7 @@ from entity_memory.extraction.rules.detector import (
 from entity_memory.extraction.rules.lexicon import (
     ACCEPTANCE,
     ACTION_VERBS,
+    AMBIGUOUS_REASON,
     ARTICLE,
     CHANGE_REPORT,
     DECISION_CUE,
@@ -32,6 +33,7 @@ from entity_memory.extraction.rules.lexicon import (
     NOT_A_STATEMENT,
     PROPOSAL_CUE,
     REASON,
+    REASON_CLAUSE,
     RESERVATION,
     SAID_WHO,
     TOPIC_CHANGE,
@@ -102,6 +104,8 @@ def _decision(
     reason = REASON.search(sentence.text)
     mentions = finder.find(action)
     campaigns = sorted({m.name for m in mentions if not m.platform} | ({about} if about else set()))
+    if reason and reason.group("conj").lower() in AMBIGUOUS_REASON:
+        reason = reason if REASON_CLAUSE.search(reason.group("why")) else None
     why = reason.group("why").strip().rstrip(".") if reason else ""
     return Decision(name, action, why, campaigns, accepted, [sentence])
 

@@ -79,8 +79,10 @@ PROBLEM_WORD = re.compile(rf"^{PROBLEM_WORDS}$", re.I)
 #: A clause that says a problem is over: fixed, gone, clean, or no longer complained about
 #: ("the spam sign-ups are gone", "nobody has complained about fake leads in a month").
 RESOLVED_CUE = re.compile(
-    r"\b(?:solved|resolved|fixed|sorted(?: out)?|cleared up|clean(?:ed up)?|gone|went away|"
-    r"under control|a thing of the past|no more|stopped|"
+    r"\b(?:solved|resolved|fixed|sorted(?: out)?|cleared up|clean(?! up)|cleaned up|went away|"
+    r"gone(?! (?:up|down|from|to|through|over|into|back|on|out|past|above|below)\b)|"
+    r"under control|a thing of the past|no more(?! than)|"
+    r"stopped (?:coming|showing up|happening|appearing)|"
     r"(?:no longer|not) (?:a|an) (?:problem|issue)|"
     r"(?:hasn'?t|haven'?t|has not|have not|no one has|nobody has|nobody's|no one's) "
     r"(?:complained|mentioned|flagged|raised|reported|seen|had))\b",

@@ -271,7 +271,15 @@ BID_WORDS = re.compile(r"\b(?:bid\w*|strategy|strategies)\b", re.I)
 
 # --- decisions -------------------------------------------------------------------------------
 
-REASON = re.compile(r"\b(?:because|since|as|so that|to avoid)\s+(?P<why>.+)$", re.I)
+REASON = re.compile(r"\b(?P<conj>because|since|as|so that|to avoid)\s+(?P<why>.+)$", re.I)
+#: "as" and "since" give a reason only before a clause ("as the CPA is too high"); before a
+#: noun or a date they say what as or since when ("added as negatives", "since March").
+AMBIGUOUS_REASON = frozenset({"as", "since"})
+REASON_CLAUSE = re.compile(
+    r"\b(?:is|are|was|were|has|have|had|does|do|did|will|would|can|could|keeps?|"
+    r"isn'?t|aren'?t|wasn'?t|doesn'?t|don'?t|didn'?t|won'?t|can'?t|\w+ed)\b|'(?:s|re)\b",
+    re.I,
+)
 
 DECISION_NEGATED = re.compile(r"^\s*(?:not|never|hold off|wait)\b", re.I)
 
