@@ -185,3 +185,13 @@ def test_as_or_since_before_a_noun_is_no_rationale() -> None:
     assert all(d["metadata"]["rationale"] == "" for d in of(cands, "decision"))
     cands = run(user("Let's pause Kitten Food Search as the CPA is twice our margin."))
     assert "margin" in single(cands, "decision")["metadata"]["rationale"]
+
+
+def test_two_changes_to_one_campaign_are_two_decisions() -> None:
+    cands = run(
+        user("Let's pause Bakery Search for the holidays."),
+        assistant("Paused Bakery Search."),
+        user("Let's resume Bakery Search, the shop stays open."),
+        known=[known("campaign", "Bakery Search")],
+    )
+    assert len(of(cands, "decision")) == 2, [d["name"] for d in of(cands, "decision")]

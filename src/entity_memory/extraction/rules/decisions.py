@@ -208,12 +208,14 @@ def _reported_again(first: Decision, later: Decision) -> bool:
     Target CPA at $12" accepted, then "Switched Bakery Search to Target CPA at $12")."""
     gap = later.sources[0].turn - first.sources[0].turn
     amounts = {m.group(0) for m in MONEY.finditer(first.action)}
+    # What it does, apart from the campaign it does it to ("pause X" and "resume X" share X).
+    named = _content_words(" ".join(first.campaigns))
     return (
         0 < gap <= CARRIED_OUT_WITHIN
         and bool(first.campaigns)
         and first.campaigns == later.campaigns
         and amounts == {m.group(0) for m in MONEY.finditer(later.action)}
-        and bool(_content_words(first.action) & _content_words(later.action) - {*amounts})
+        and bool((_content_words(first.action) & _content_words(later.action)) - named)
     )
 
 
