@@ -200,3 +200,35 @@ def test_a_metric_written_before_its_campaign_under_a_short_name_is_found_later(
     autumn = _campaign_entry("Autumn Tulip Bulbs Sale")
     theirs = stored("Autumn Tulip Bulbs Sale ROAS", "ROAS", [autumn.id])
     assert Resolver([spring, autumn, theirs]).resolve(later)[1] is None
+
+
+def unfolded(name: str, links: list[str] | None = None) -> IndexEntry:
+    """A stored metric of a KPI the vocabulary does not fold (no canonical KPI)."""
+    slug = name.lower().replace(" ", "-")
+    return IndexEntry(id=slug, type="metric", name=name, importance=0.5, updated_at=1, links=links)
+
+
+def test_a_metric_of_another_measure_never_joins_a_series_by_looks() -> None:
+    """Names that share all but one word are two measurements when that word qualifies one:
+    a channel of the count, its period. Folding them would make one series of two."""
+    resolver = Resolver([unfolded("Marlow Dental bookings"), unfolded("Marlow Dental spend")])
+    for other in (
+        metric(name="Marlow Dental phone bookings", metadata={"kpi": "phone bookings"}),
+        metric(name="Marlow Dental weekly bookings", metadata={"kpi": "bookings"}),
+        metric(name="Marlow Dental monthly spend", metadata={"kpi": "spend"}),
+    ):
+        _, entry = resolver.resolve(other)
+        assert entry is None, other.name
+
+
+def test_a_metric_of_an_unfolded_kpi_still_resolves_by_its_words() -> None:
+    resolver = Resolver([unfolded("Account spend"), unfolded("Marlow Dental bookings")])
+    for same, stored_id in (
+        (metric(name="Total spend", metadata={"kpi": "spend"}), "account-spend"),
+        (
+            metric(name="marlow dental Bookings", metadata={"kpi": "bookings"}),
+            "marlow-dental-bookings",
+        ),
+    ):
+        _, entry = resolver.resolve(same)
+        assert entry is not None and entry.id == stored_id, same.name

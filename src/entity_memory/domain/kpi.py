@@ -21,8 +21,23 @@ _COST_PER = re.compile(r"\bcost per ([a-z0-9]+)", re.I)
 _GENERIC_COUNTS = frozenset({"acquisition", "action", "conversion", "result"})
 
 _KPI_RES = [(re.compile(rf"(?<![\w-])(?:{p})(?![\w-])", re.I), kpi) for p, kpi in KPI_SYNONYMS]
-#: Words that say nothing about which measurement it is.
-_FILLER = frozenset({"the", "campaign", "avg", "average", "current", "overall", "of", "for", "on"})
+#: Words that say nothing about which measurement it is ("account" and "total": of the whole
+#: account, as a metric of no campaign is).
+_FILLER = frozenset(
+    {
+        "the",
+        "campaign",
+        "avg",
+        "average",
+        "current",
+        "overall",
+        "of",
+        "for",
+        "on",
+        "account",
+        "total",
+    }
+)
 
 
 def canonical_kpi(text: str) -> str | None:

@@ -47,8 +47,7 @@ class TypeEntries:
         for alias in entry.aliases:
             self._by_alias.setdefault(alias, at)
         self._by_id.setdefault(entry.id, at)
-        if entry.kpi is not None:
-            self._by_kpi.setdefault(entry.kpi, []).append(at)
+        self._by_kpi.setdefault(entry.kpi or "", []).append(at)
         pinned, terms = self._terms(entry.name)
         for term in terms:
             self._by_term.setdefault((pinned, term), []).append(at)
@@ -62,9 +61,9 @@ class TypeEntries:
         found = _positions(self._by_id, (slug,)) + _positions(self._by_alias, (campaign_id,))
         return self._first(found)
 
-    def with_kpi(self, kpi: str) -> list[IndexEntry]:
-        """The entries measuring `kpi`, in index order."""
-        return [self.entries[i] for i in self._by_kpi.get(kpi, [])]
+    def with_kpi(self, kpi: str | None) -> list[IndexEntry]:
+        """The entries measuring `kpi` (None: those of no canonical KPI), in index order."""
+        return [self.entries[i] for i in self._by_kpi.get(kpi or "", [])]
 
     def fuzzy_candidates(self, name: str) -> list[IndexEntry]:
         """The entries that could fuzzily match `name` (same pinned terms, a term shared), in

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from entity_memory.domain.keys import slug_for
-from entity_memory.domain.kinds import CAMPAIGN
+from entity_memory.domain.kinds import CAMPAIGN, METRIC
 from entity_memory.domain.kpi import metric_counts, metric_kpi, qualifier, same_count
 from entity_memory.domain.links import MIN_MATCHING_TERMS, EntityNames, campaign_key
 from entity_memory.domain.models import EntityInputBase, IndexEntry
@@ -155,13 +155,12 @@ class Resolver:
             entry = stored.with_campaign_id(campaign_id, slug_for(campaign_id))
             if entry is not None:
                 return entry
-        kpi = metric_kpi(item.name, getattr(item, "metadata", None))
-        measured = None if kpi is None else self._same_measurement(item, kpi, stored)
-        if measured is not None:
-            return measured
+        if item.type == METRIC.type:  # type: ignore[attr-defined]
+            # A measurement is one by KPI, owner and qualifier, never by looks: "Alpha
+            # bookings" is not "Alpha phone bookings", nor "Alpha weekly bookings".
+            kpi = metric_kpi(item.name, item.metadata)  # type: ignore[attr-defined]
+            return self._same_measurement(item, kpi, stored) or neighbour
         for entry in stored.fuzzy_candidates(item.name):
-            if kpi is not None or entry.kpi is not None:
-                continue  # a measurement is one by KPI, owner and qualifier (above), not looks
             if fuzzy_same(item.name, entry.name):
                 return entry
         return neighbour
@@ -175,10 +174,11 @@ class Resolver:
         return names.named_in(item.name)
 
     def _same_measurement(
-        self, item: EntityInputBase, kpi: str, stored: TypeEntries
+        self, item: EntityInputBase, kpi: str | None, stored: TypeEntries
     ) -> IndexEntry | None:
-        """A stored metric measuring the same thing (`kpi` is its canonical KPI): the KPI,
-        owner and qualifier."""
+        """A stored metric measuring the same thing (`kpi` is its canonical KPI, None for a
+        KPI the vocabulary does not fold, whose words are then all in the qualifier): the
+        KPI, owner and qualifier."""
         names = self._campaigns()
         owner = self._owner(item, names)
         owned = [*names.names.get(owner or "", []), owner or ""]
