@@ -18,6 +18,7 @@ from entity_memory.service.bindings import Bindings
 from entity_memory.service.extraction import check as check_stage
 from entity_memory.service.extraction import extract as extract_stage
 from entity_memory.service.extraction import plan as plan_stage
+from entity_memory.service.extraction.carry import carry_readings
 from entity_memory.service.extraction.outcome import ExtractionOutcome
 from entity_memory.service.extraction.ports import SessionLedger, SessionStore
 from entity_memory.service.extraction.resolve_candidates import resolve
@@ -116,6 +117,9 @@ class SessionExtraction:
             name,
             known.entities if plan.is_llm else (),
             extracted.shown,
+        )
+        items = await carry_readings(
+            self.store, request.user_id, request.session_id, items, known.index
         )
         rows = ledger_rows(
             self.ledger, request.user_id, request.session_id, request.messages, plan,
