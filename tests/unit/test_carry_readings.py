@@ -141,10 +141,8 @@ async def test_only_the_same_series_is_carried(parts, clock) -> None:
 
 
 async def test_a_restated_reading_or_a_metric_the_reply_reports_is_left_alone(parts, clock) -> None:
-    first = "Fernhill Kayak Hire runs at $35/day, cost per click $0.65, CTR 4%."
-    second = "Fernhill Kayak Hire: CPC is $0.70 now; CTR is 5% today and 4.6% over the week."
-    third = "Fernhill Kayak Hire: CPC went to $0.75."
-    fourth = "Fernhill Kayak Hire: still about $0.70 a click as far as I know."
+    first = "Fernhill Kayak Hire runs at $35/day; CPC is $0.70 now, it was $0.65, CTR 4%."
+    second = "Fernhill Kayak Hire: CTR is 5% today and 4.6% over the week, CPC $0.70 still."
     store = await run_sessions(
         parts,
         clock,
@@ -152,7 +150,7 @@ async def test_a_restated_reading_or_a_metric_the_reply_reports_is_left_alone(pa
             (
                 first,
                 [
-                    FERN,
+                    {**FERN, "metadata": {"budget": 35, "lastPerformance": {"CPC": 0.7}}},
                     fern_metric("Fernhill CPC", "CPC", 0.65, "USD", first),
                     fern_metric("Fernhill CTR", "CTR", 4, "%", first),
                 ],
@@ -164,16 +162,41 @@ async def test_a_restated_reading_or_a_metric_the_reply_reports_is_left_alone(pa
                     fern_metric("Fernhill CTR", "CTR", 4.6, "%", second),
                 ],
             ),
-            (third, [fern_metric("Fernhill CPC", "CPC", 0.75, "USD", third)]),
-            # The campaign says again what it held: no new reading of the metric.
-            (fourth, [fern_reading({"CPC": 0.7}, fourth)]),
         ],
     )
     found = await metrics(store)
-    # The reply's own metric stands over the campaign's figure.
+    # The reply's own metric stands over the campaign's figure, and a figure the campaign
+    # already held is no new reading of the metric.
     assert found["Fernhill CTR"].metadata.value == 4.6
-    cpc = found["Fernhill CPC"].metadata
-    assert (cpc.value, [h.value for h in cpc.history]) == (0.75, [0.65, 0.7, 0.75])
+    assert [h.value for h in found["Fernhill CPC"].metadata.history] == [0.65]
+
+
+async def test_a_metrics_newer_value_refreshes_its_campaigns_snapshot(parts, clock) -> None:
+    first = "Fernhill Kayak Hire runs at $35/day: spent $900, 30 rentals, ROAS 2.1x, CTR 3%."
+    later = "Fernhill Kayak Hire ROAS is 2.6x this month; mobile CTR 2%."
+    store = await run_sessions(
+        parts,
+        clock,
+        [
+            (
+                first,
+                [
+                    fern_reading({"spend": 900, "rentals": 30, "ROAS": 2.1, "CTR": 3}, first),
+                    fern_metric("Fernhill ROAS", "ROAS", 2.1, "x", first),
+                ],
+            ),
+            (
+                later,
+                [
+                    fern_metric("Fernhill ROAS", "ROAS", 2.6, "x", later),
+                    fern_metric("Fernhill mobile CTR", "CTR", 2, "%", later),
+                ],
+            ),
+        ],
+    )
+    campaign = await store.get("u1", "campaign", "fernhill-kayak-hire")
+    # The newer ROAS replaces the older snapshot; the mobile CTR measures something else.
+    assert campaign is not None and campaign.metadata.last_performance == {"ROAS": 2.6}  # type: ignore[attr-defined]
 
 
 def test_a_reading_is_in_series_only_at_the_same_magnitude() -> None:

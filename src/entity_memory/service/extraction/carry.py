@@ -23,10 +23,18 @@ from dataclasses import dataclass
 from entity_memory.domain.amounts import mentions_of
 from entity_memory.domain.keys import entity_key
 from entity_memory.domain.kinds import CAMPAIGN, METRIC
+from entity_memory.domain.kinds.campaign import CampaignInput
 from entity_memory.domain.kinds.metric import MetricInput
-from entity_memory.domain.kpi import canonical_kpi, counted_thing, qualifier
+from entity_memory.domain.kpi import (
+    canonical_kpi,
+    counted_thing,
+    metric_counts,
+    metric_kpi,
+    qualifier,
+)
 from entity_memory.domain.links import EntityNames, campaign_key
 from entity_memory.domain.models import BaseEntity, EntityIndex, EntityInputBase, IndexEntry
+from entity_memory.domain.task_dates import day_of
 from entity_memory.extraction.resolve import campaign_called
 from entity_memory.service.batch_upsert import UpsertStore
 
@@ -55,6 +63,21 @@ class Reading:
     mention: EntityInputBase
 
 
+#: What a figure measures: its canonical KPI (None: named in words of its own), its other
+#: words, and for a cost per some thing, that thing.
+Measure = tuple[str | None, frozenset[str], str | None]
+
+
+def label_measure(label: str) -> Measure | None:
+    """What a `lastPerformance` label measures: a canonical KPI with no qualifying word ("cost
+    per <thing>" is a CPA counting that thing), or a KPI named in words of its own; None for
+    a qualified canonical KPI ("search lost IS (budget)")."""
+    counts = counted_thing(label)
+    kpi = canonical_kpi(label) or ("CPA" if counts else None)
+    words = qualifier(label)
+    return None if (kpi is None) == (not words) else (kpi, words, counts)
+
+
 def readings(items: Sequence[EntityInputBase], names: EntityNames) -> list[Reading]:
     """The campaign mentions' readings: of a canonical KPI with no qualifying word in their
     label ("cost per <thing>" is a CPA counting that thing), or of a KPI named in words of
@@ -66,11 +89,10 @@ def readings(items: Sequence[EntityInputBase], names: EntityNames) -> list[Readi
         if item.type != CAMPAIGN.type:  # type: ignore[attr-defined]
             continue
         for label, value in (item.metadata.last_performance or {}).items():  # type: ignore[attr-defined]
-            counts = counted_thing(label)
-            kpi = canonical_kpi(label) or ("CPA" if counts else None)
-            words = qualifier(label)
-            if (kpi is None) == (not words):
-                continue  # a qualified canonical KPI, or no words at all
+            measure = label_measure(label)
+            if measure is None:
+                continue
+            kpi, words, counts = measure
             stored = item.id if item.id in names.names else None
             owner = stored or campaign_key(item.name)
             out.append(Reading(owner, stored, label, kpi, words, counts, value, item))
@@ -195,3 +217,92 @@ async def carry_readings(
         if item is not None:
             carried[entry.id] = item
     return [*items, *carried.values()]
+
+
+def _metric_measure(item: EntityInputBase, owner: str, names: EntityNames) -> Measure:
+    meta = item.metadata  # type: ignore[attr-defined]
+    counts = metric_counts(item.name, meta, item.content)
+    kpi = metric_kpi(item.name, meta) or ("CPA" if counted_thing(meta.kpi) else None)
+    return kpi, _words(item.name, owner, names), counts
+
+
+def _same_measure(label: Measure, metric: Measure) -> bool:
+    """A snapshot's figure and a metric measure one thing: the same KPI and words, and the
+    same counted thing where the figure names one."""
+    return label[:2] == metric[:2] and (label[2] is None or label[2] == metric[2])
+
+
+def _newer_metrics(
+    items: Sequence[EntityInputBase], names: EntityNames
+) -> dict[str, list[EntityInputBase]]:
+    """The reply's metric values by stored campaign (id), leaving out the campaigns whose
+    figures the reply states itself."""
+    set_here = {
+        i.id
+        for i in items
+        if i.type == CAMPAIGN.type and i.metadata.last_performance  # type: ignore[attr-defined]
+    }
+    out: dict[str, list[EntityInputBase]] = {}
+    for item in items:
+        if item.type != METRIC.type or item.metadata.value is None:  # type: ignore[attr-defined]
+            continue
+        stated = item.metadata.campaign  # type: ignore[attr-defined]
+        owner = campaign_called(stated, names) if stated else names.named_in(item.name)
+        if owner in names.names and owner not in set_here:
+            out.setdefault(owner, []).append(item)
+    return out
+
+
+def refreshed_snapshot(
+    campaign: BaseEntity, metrics: Sequence[EntityInputBase], names: EntityNames
+) -> dict[str, float] | None:
+    """The campaign's `lastPerformance` after newer values of its own figures, or None when
+    no figure of it is measured anew. The figures a newer value replaces are kept in its
+    series; the snapshot's others were of the older reading and are left out, not shown
+    beside the newer ones as if measured together (the version history keeps them)."""
+    snapshot = getattr(campaign.metadata, "last_performance", None) or {}
+    fresh: dict[str, float] = {}
+    for label, old in snapshot.items():
+        measure = label_measure(label)
+        for item in metrics if measure is not None else ():
+            meta = item.metadata  # type: ignore[attr-defined]
+            if meta.observed_on and meta.observed_on < day_of(campaign.updated_at):
+                continue  # measured before the campaign was last written
+            if _same_measure(measure, _metric_measure(item, campaign.id, names)):  # type: ignore[arg-type]
+                value = in_series(meta.value, old, meta.unit)
+                if value is not None:
+                    fresh[label] = value
+    return fresh if fresh and any(fresh[k] != snapshot[k] for k in fresh) else None
+
+
+async def refresh_snapshots(
+    store: UpsertStore, user_id: str, items: Sequence[EntityInputBase], index: EntityIndex
+) -> list[EntityInputBase]:
+    """`items` and, after them, the campaigns whose `lastPerformance` the reply's metrics
+    measure anew (the other half of the carry: a metric's newer value does not leave its
+    campaign showing the older one as its latest)."""
+    names = EntityNames(index.entries)
+    newer = _newer_metrics(items, names)
+    if not newer:
+        return list(items)
+    keys = {c: entity_key(user_id, CAMPAIGN.type, c) for c in newer}
+    stored = await store.get_many(list(keys.values()))
+    out = list(items)
+    for campaign_id, metrics in newer.items():
+        campaign = stored.get(keys[campaign_id])
+        fresh = None if campaign is None else refreshed_snapshot(campaign, metrics, names)
+        if campaign is None or fresh is None:
+            continue
+        provenance = [p.to_json_dict() for m in metrics for p in m.provenance][:1]
+        out.append(
+            CampaignInput.model_validate(
+                {
+                    "type": CAMPAIGN.type,
+                    "id": campaign.id,
+                    "name": campaign.name,
+                    "metadata": {"lastPerformance": fresh},
+                    "provenance": provenance,
+                }
+            )
+        )
+    return out

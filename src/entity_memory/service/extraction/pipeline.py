@@ -18,7 +18,7 @@ from entity_memory.service.bindings import Bindings
 from entity_memory.service.extraction import check as check_stage
 from entity_memory.service.extraction import extract as extract_stage
 from entity_memory.service.extraction import plan as plan_stage
-from entity_memory.service.extraction.carry import carry_readings
+from entity_memory.service.extraction.carry import carry_readings, refresh_snapshots
 from entity_memory.service.extraction.outcome import ExtractionOutcome
 from entity_memory.service.extraction.ports import SessionLedger, SessionStore
 from entity_memory.service.extraction.resolve_candidates import resolve
@@ -121,6 +121,7 @@ class SessionExtraction:
         items = await carry_readings(
             self.store, request.user_id, request.session_id, items, known.index
         )
+        items = await refresh_snapshots(self.store, request.user_id, items, known.index)
         rows = ledger_rows(
             self.ledger, request.user_id, request.session_id, request.messages, plan,
             extracted, checked, now,
