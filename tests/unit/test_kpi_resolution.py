@@ -14,7 +14,7 @@ from entity_memory.storage.d1 import CountingD1
 from entity_memory.storage.kv import CountingKV
 from entity_memory.storage.ledger import Ledger
 from entity_memory.storage.store import EntityStore
-from tests.unit.factories import metric
+from tests.unit.factories import campaign, metric
 
 from .conftest import Clock
 
@@ -232,3 +232,40 @@ def test_a_metric_of_an_unfolded_kpi_still_resolves_by_its_words() -> None:
     ):
         _, entry = resolver.resolve(same)
         assert entry is not None and entry.id == stored_id, same.name
+
+
+def campaign_named(name: str) -> IndexEntry:
+    slug = name.lower().replace(" ", "-")
+    return IndexEntry(id=slug, type="campaign", name=name, importance=0.5, updated_at=1)
+
+
+def test_a_campaign_named_in_a_short_form_is_the_only_one_holding_its_words() -> None:
+    # With a channel word too ("display"), which fuzzy matching sets apart.
+    for short, full in (
+        ("hazel jars", "Autumn Hazel Jars"),
+        ("walnut display", "Walnut Oil Display"),
+    ):
+        resolver = Resolver(
+            [campaign_named("Autumn Hazel Jars"), campaign_named("Walnut Oil Display")]
+        )
+        resolved, entry = resolver.resolve(campaign(name=short))
+        assert entry is not None and entry.name == full
+        assert resolved.name == full and short in resolved.aliases
+
+
+def test_a_short_form_two_campaigns_hold_or_a_single_word_stays_apart() -> None:
+    for other in ("hazel jars", "Hazel", "Hazel Jars Export"):
+        stored = [campaign_named("Hazel Jars North"), campaign_named("Hazel Jars South")]
+        _, entry = Resolver(stored).resolve(campaign(name=other))
+        assert entry is None, other
+
+
+def test_a_metric_of_a_campaign_in_short_form_is_named_after_the_stored_campaign() -> None:
+    resolver = Resolver([campaign_named("Spring Elm Boxes")])
+    short = metric(
+        name="elm boxes CPA", metadata={"kpi": "CPA", "value": 31, "campaign": "elm boxes"}
+    )
+    resolved, entry = resolver.resolve(short)
+    assert entry is None  # a new metric, of the stored campaign
+    assert resolved.name == "Spring Elm Boxes CPA" and "elm boxes CPA" in resolved.aliases
+    assert resolved.metadata.campaign == "Spring Elm Boxes"  # type: ignore[attr-defined]

@@ -61,6 +61,9 @@ class TypeEntries:
         found = _positions(self._by_id, (slug,)) + _positions(self._by_alias, (campaign_id,))
         return self._first(found)
 
+    def with_id(self, entity_id: str) -> IndexEntry | None:
+        return self._first(_positions(self._by_id, (entity_id,)))
+
     def with_kpi(self, kpi: str | None) -> list[IndexEntry]:
         """The entries measuring `kpi` (None: those of no canonical KPI), in index order."""
         return [self.entries[i] for i in self._by_kpi.get(kpi or "", [])]

@@ -5,7 +5,9 @@ a known alias, the campaign id in its metadata, for a metric the same measuremen
 canonical KPI of the same campaign with the same qualifying words and, for a CPA, the same
 counted thing where both say one: "Alpha cost per booking" is "Alpha CPA", never "Alpha cost per
 enquiry", domain/kpi.py; a campaign named in a short form is the only one holding its words), a
-close fuzzy match, or (where embeddings are on) a semantic
+close fuzzy match (never for a metric: a measurement is one by KPI, owner and qualifier), for a
+campaign the only one whose name holds every word of the candidate's
+(two at least: a short form of its name), or (where embeddings are on) a semantic
 neighbour found by `service.semantic_resolve`. Neither fuzzy nor semantic
 matching ever crosses a KPI or a number ("Alpha CPA" is not "Alpha CPC", "Campaign 2" is not
 "Campaign 3"), and a resolved candidate takes the stored name, keeping its own as an alias,
@@ -15,6 +17,7 @@ that names nothing stored (a model's way to report a renamed campaign) keeps its
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from functools import lru_cache
 
@@ -76,6 +79,23 @@ def fuzzy_same(a: str, b: str) -> bool:
     if len(small) >= 2 and small <= large:
         return True
     return len(ta & tb) / len(ta | tb) >= FUZZY_JACCARD
+
+
+def _closest(name: str, candidates: Sequence[IndexEntry]) -> IndexEntry | None:
+    """The fuzzy match of `name` closest in words, the first in index order among equals;
+    None when two differ from it as much ("North Hazel Jars" and "South Hazel Jars" for
+    "hazel jars": it is not known which one)."""
+    scored = [(_overlap(name, e.name), e) for e in candidates if fuzzy_same(name, e.name)]
+    if not scored:
+        return None
+    best = max(score for score, _ in scored)
+    top = [e for score, e in scored if score == best]
+    return top[0] if best == 1.0 or len(top) == 1 else None
+
+
+def _overlap(a: str, b: str) -> float:
+    ta, tb = _terms(a), _terms(b)
+    return len(ta & tb) / len(ta | tb)
 
 
 def campaign_called(stated: str, names: EntityNames) -> str:
@@ -160,9 +180,15 @@ class Resolver:
             # bookings" is not "Alpha phone bookings", nor "Alpha weekly bookings".
             kpi = metric_kpi(item.name, item.metadata)  # type: ignore[attr-defined]
             return self._same_measurement(item, kpi, stored) or neighbour
-        for entry in stored.fuzzy_candidates(item.name):
-            if fuzzy_same(item.name, entry.name):
-                return entry
+        close = _closest(item.name, stored.fuzzy_candidates(item.name))
+        if close is not None:
+            return close
+        if item.type == CAMPAIGN.type:  # type: ignore[attr-defined]
+            held = self._campaigns().holding_words(item.name)
+            if len(held) == 1:
+                # A short form of one campaign's name ("hazel jars" for "Autumn Hazel Jars"),
+                # as its metrics' campaign is read (`campaign_called`).
+                return stored.with_id(held.pop()) or neighbour
         return neighbour
 
     def _owner(self, item: EntityInputBase, names: EntityNames) -> str | None:
@@ -226,6 +252,7 @@ class Resolver:
 
         `neighbour` is a stored entity the item is semantically close to; it is used only when
         nothing lexical matched."""
+        item = self._with_full_campaign(item)
         entry = self._find(item, neighbour)
         if entry is None:
             # Later candidates in the same batch resolve to this one.
@@ -239,6 +266,23 @@ class Resolver:
         return item.model_copy(
             update={"id": entry.id, "name": entry.name, "aliases": aliases}
         ), entry
+
+    def _with_full_campaign(self, item: EntityInputBase) -> EntityInputBase:
+        """A metric whose campaign is stated in another form of a stored campaign's name (a
+        short form, an alias) names that campaign as it is stored: in its `campaign`, and in
+        its own name where that holds the form stated ("elm boxes CPA" becomes "Spring Elm
+        Boxes CPA", its first name kept as an alias)."""
+        stated = getattr(item.metadata, "campaign", None) if item.type == METRIC.type else None  # type: ignore[attr-defined]
+        campaigns = self._by_type.get(CAMPAIGN.type)
+        if not stated or campaigns is None:
+            return item
+        entry = campaigns.with_id(campaign_called(stated, self._campaigns()))
+        if entry is None or campaign_key(entry.name) == campaign_key(stated):
+            return item
+        meta = item.metadata.model_copy(update={"campaign": entry.name})  # type: ignore[attr-defined]
+        name = re.sub(re.escape(stated.strip()), entry.name, item.name, count=1, flags=re.I)
+        aliases = [*item.aliases, item.name] if name != item.name else list(item.aliases)
+        return item.model_copy(update={"metadata": meta, "name": name, "aliases": aliases})
 
     def _renames(self, item: EntityInputBase, entry: IndexEntry) -> bool:
         """The item renames the stored entity: it gives the stored name as an alias of a new
