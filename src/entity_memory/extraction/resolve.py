@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from entity_memory.domain.keys import slug_for
-from entity_memory.domain.kinds import CAMPAIGN, METRIC
+from entity_memory.domain.kinds import CAMPAIGN, METRIC, MetricMetadata
 from entity_memory.domain.kpi import metric_counts, metric_kpi, qualifier, same_count
 from entity_memory.domain.links import MIN_MATCHING_TERMS, EntityNames, campaign_key
 from entity_memory.domain.models import EntityInputBase, IndexEntry
@@ -272,14 +272,15 @@ class Resolver:
         short form, an alias) names that campaign as it is stored: in its `campaign`, and in
         its own name where that holds the form stated ("elm boxes CPA" becomes "Spring Elm
         Boxes CPA", its first name kept as an alias)."""
-        stated = getattr(item.metadata, "campaign", None) if item.type == METRIC.type else None  # type: ignore[attr-defined]
+        meta = item.metadata  # type: ignore[attr-defined]
+        stated = meta.campaign if isinstance(meta, MetricMetadata) else None
         campaigns = self._by_type.get(CAMPAIGN.type)
         if not stated or campaigns is None:
             return item
         entry = campaigns.with_id(campaign_called(stated, self._campaigns()))
         if entry is None or campaign_key(entry.name) == campaign_key(stated):
             return item
-        meta = item.metadata.model_copy(update={"campaign": entry.name})  # type: ignore[attr-defined]
+        meta = meta.model_copy(update=dict(campaign=entry.name))
         name = re.sub(re.escape(stated.strip()), entry.name, item.name, count=1, flags=re.I)
         aliases = [*item.aliases, item.name] if name != item.name else list(item.aliases)
         return item.model_copy(update={"metadata": meta, "name": name, "aliases": aliases})
