@@ -269,6 +269,37 @@ def print_report(results: list[ScenarioResult], rows: list[dict[str, Any]], deta
             print(f"  {mark}{d['type']} {d['row']!r} <- {d['entities']}{dup}")
         for name in r.figures.unmatched_names:
             print(f"  ?? unmatched {name}")
+        for line in missing_strings(r.run.scenario, r.run.stored, r.run.probes):
+            print(f"  {line}")
+
+
+def _text(entity: dict[str, Any]) -> str:
+    parts = [entity.get("name"), *(entity.get("aliases") or []), entity.get("content")]
+    return (" ".join(str(p) for p in parts if p) + " " + json.dumps(entity.get("metadata"))).lower()
+
+
+def missing_strings(
+    scenario: dict[str, Any], stored: list[dict[str, Any]], probes: list[dict[str, Any]]
+) -> list[str]:
+    """Each probe string the context lacks, and why: not stored (in no entity's name, content
+    or metadata), stored but not selected (no entity holding it is among the probe's), or
+    selected and not rendered (the block leaves it out)."""
+    lines: list[str] = []
+    for probe, got in zip(scenario["probes"], probes, strict=True):
+        block = str(got.get("context", "")).lower()
+        chosen = {(e.get("type"), e.get("id")) for e in got.get("entities", [])}
+        for wanted in probe.get("expect_context_contains", []):
+            if wanted.lower() in block:
+                continue
+            holders = [e for e in stored if wanted.lower() in _text(e)]
+            if not holders:
+                why = "not stored"
+            elif not any((e.get("type"), e.get("id")) in chosen for e in holders):
+                why = f"not selected (in {[e.get('name') for e in holders][:3]})"
+            else:
+                why = "selected, not rendered"
+            lines.append(f"!! probe {probe['task'][:50]!r} lacks {wanted!r}: {why}")
+    return lines
 
 
 def main() -> None:

@@ -396,3 +396,19 @@ def test_a_decision_on_a_shown_campaign_stands_under_the_campaign_not_the_pain_p
     at = lines.index("- **Campaign Alpha** (as of 2024-10-04): on tCPA")
     assert lines[at + 1] == "  - decision **Add a captcha** (as of 2024-10-04): since May"
     assert lines.count("  - decision **Add a captcha** (as of 2024-10-04): since May") == 1
+
+
+def test_a_campaign_line_gives_its_latest_figures_with_the_signs_their_labels_say() -> None:
+    from entity_memory.domain.kinds.campaign import CampaignMetadata, line_facts
+
+    def facts(data: dict[str, Any]) -> str:
+        return line_facts(CampaignMetadata.model_validate(data), "")
+
+    line = facts(
+        {"budget": 45, "lastPerformance": {"cost per tasting": 18.5, "CTR %": 2.4, "ROAS": 3.2}}
+    )
+    assert line == "budget 45, latest cost per tasting 18.5, CTR 2.4%, ROAS 3.2x"
+    assert facts({"lastPerformance": {"booking rate": 12, "ROAS": 410}}) == (
+        "latest booking rate 12%, ROAS 410%"
+    )
+    assert facts({"lastPerformance": {}}) == ""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field
@@ -52,9 +53,30 @@ class CampaignEntity(BaseEntity):
     metadata: CampaignMetadata = Field(default_factory=CampaignMetadata)
 
 
+#: Words of a figure's label that make it a share, written with "%" ("CTR 3.1%").
+_SHARE_WORDS = frozenset({"rate", "share", "ctr", "cvr", "%"})
+#: A ROAS at or above this is written as a percentage (410%), below it as a multiple (4.1x).
+_ROAS_AS_PERCENT = 20
+
+
+def _figure(label: str, value: float) -> str:
+    """`CTR 3.1%`, `ROAS 4.35x`, `cost per lead 140`: a share or a ROAS gets its sign from
+    its label and size; an amount stays a plain number (the campaign keeps no currency, and
+    a sign made up here could be the wrong one)."""
+    words = set(re.findall(r"[a-z]+|%", label.lower()))
+    if words & _SHARE_WORDS:
+        return f"{label.replace('%', '').strip()} {plain_number(value)}%"
+    if "roas" in words:
+        suffix = "%" if value >= _ROAS_AS_PERCENT else "x"
+        return f"{label} {plain_number(value)}{suffix}"
+    return f"{label} {plain_number(value)}"
+
+
 def line_facts(meta: CampaignMetadata, _said: str) -> str:
     """Its current strategy, budget and status, always (a field changed by any path shows in
-    the next block even when `content` still holds an older sentence: issue 22 item 1)."""
+    the next block even when `content` still holds an older sentence: issue 22 item 1), and
+    its latest figures (`lastPerformance`: kept current with its metrics by the extraction's
+    carry stage), which a sentence often leaves out."""
     parts: list[str] = []
     if meta.strategy:
         parts.append(f"strategy {meta.strategy}")
@@ -66,6 +88,8 @@ def line_facts(meta: CampaignMetadata, _said: str) -> str:
         limit: float | None = getattr(meta, attribute)
         if limit is not None:
             parts.append(f"{label} {plain_number(limit)}")
+    shown = [_figure(k, v) for k, v in (meta.last_performance or {}).items()]
+    parts += ["latest " + ", ".join(shown)] if shown else []
     return ", ".join(parts)
 
 
