@@ -299,6 +299,9 @@ def missing_strings(
             else:
                 why = "selected, not rendered"
             lines.append(f"!! probe {probe['task'][:50]!r} lacks {wanted!r}: {why}")
+            if why.startswith("not selected"):
+                names = [f"{e.get('type')}:{e.get('name')}" for e in got.get("entities", [])]
+                lines.append(f"   selected ({len(names)}): {names}")
     return lines
 
 

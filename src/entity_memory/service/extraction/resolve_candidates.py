@@ -7,9 +7,15 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from entity_memory.domain.kinds import PAIN_POINT, PREFERENCE
-from entity_memory.domain.models import BaseEntity, EntityIndex, EntityInputBase, ProvenanceInput
-from entity_memory.domain.text import tokenize
+from entity_memory.domain.kinds import DECISION, PAIN_POINT, PREFERENCE
+from entity_memory.domain.models import (
+    BaseEntity,
+    EntityIndex,
+    EntityInputBase,
+    IndexEntry,
+    ProvenanceInput,
+)
+from entity_memory.domain.text import normalize_name, tokenize
 from entity_memory.embeddings.embedder import Embedder
 from entity_memory.extraction.base import KnownEntity
 from entity_memory.extraction.resolve import Resolver
@@ -49,9 +55,16 @@ async def resolve(
     resolver = Resolver(index.entries)
     facts = {(k.type, k.id): k.facts for k in known if k.facts} if known else None
     near = await semantic_neighbours(embedder, index, list(inputs), facts, shown)
+    acted = _by_action(index, facts or {})
     out: list[EntityInputBase] = []
     for item, neighbour in zip(inputs, near, strict=True):
-        by_meaning = neighbour is not None and resolver.find_lexically(item) is None
+        lexical = resolver.find_lexically(item)
+        same = None if lexical is not None else acted.get(_action_of(item))
+        if same is not None:
+            resolved, _ = resolver.resolve(item, same)
+            out.append(with_provenance(resolved, extractor))
+            continue
+        by_meaning = neighbour is not None and lexical is None
         stored = facts.get((neighbour.type, neighbour.id)) if facts and neighbour else None
         if by_meaning and facts is not None and not restates(item, stored):
             by_meaning, neighbour = False, None  # another subject: a new entity
@@ -59,6 +72,29 @@ async def resolve(
         if by_meaning and entry is not None:
             resolved = mention_only(resolved, stored)
         out.append(with_provenance(resolved, extractor))
+    return out
+
+
+def _action_of(item: EntityInputBase) -> str:
+    """A decision's action as compared (normalised), "" for anything else."""
+    if item.type != DECISION.type:  # type: ignore[attr-defined]
+        return ""
+    return normalize_name(str(getattr(item.metadata, "action", "") or ""))  # type: ignore[attr-defined]
+
+
+def _by_action(
+    index: EntityIndex, facts: Mapping[tuple[str, str], Mapping[str, Any]]
+) -> dict[str, IndexEntry]:
+    """The known decisions by their action as read for the model: a decision sent under a
+    new name with the very action of a stored one is that decision (a model reporting its
+    outcome, "the freeze is over", names it anew), not a second one. The action is the
+    decision's key; two decisions with one action taken are one."""
+    entries = {(e.type, e.id): e for e in index.entries}
+    out: dict[str, IndexEntry] = {}
+    for key, fact in facts.items():
+        action = normalize_name(str(fact.get("action") or ""))
+        if key[0] == DECISION.type and action and key in entries:
+            out.setdefault(action, entries[key])
     return out
 
 
