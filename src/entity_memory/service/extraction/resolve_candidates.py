@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
+from entity_memory.domain.kind import kind_of
 from entity_memory.domain.kinds import DECISION, PAIN_POINT, PREFERENCE
 from entity_memory.domain.models import (
     BaseEntity,
@@ -71,8 +72,20 @@ async def resolve(
         resolved, entry = resolver.resolve(item, neighbour)
         if by_meaning and entry is not None:
             resolved = mention_only(resolved, stored)
+        if entry is not None:
+            resolved = one_return(resolved)
         out.append(with_provenance(resolved, extractor))
     return out
+
+
+def one_return(item: EntityInputBase) -> EntityInputBase:
+    """A stored problem raised again counts one more occurrence, whatever count the reply
+    gives: a model that sees it known often reports a running total ("3" the third session),
+    which the merge's sum would count again (1 + 2 + 3 for three sessions)."""
+    meta = item.metadata  # type: ignore[attr-defined]
+    if not kind_of(item.type).counts_returns or getattr(meta, "frequency", 1) <= 1:  # type: ignore[attr-defined]
+        return item
+    return item.model_copy(update={"metadata": meta.model_copy(update=dict(frequency=1))})
 
 
 def _action_of(item: EntityInputBase) -> str:

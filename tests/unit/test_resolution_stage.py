@@ -1,5 +1,6 @@
-"""A decision is one by its action: sent anew under another name with a stored decision's
-very action, it is that decision (service/extraction/resolve_candidates.py)."""
+"""What the resolution stage makes of a reply's items against what is stored
+(service/extraction/resolve_candidates.py): a decision is one by its action, and a problem
+raised again counts one occurrence a session whatever count the reply gives."""
 
 from __future__ import annotations
 
@@ -63,3 +64,25 @@ async def test_a_decision_sent_anew_with_a_stored_decisions_action_is_that_decis
     held = await store.get("u1", "decision", "bid-change-hold")
     assert held is not None and held.metadata.outcome == "Board review went fine; hold lifted"  # type: ignore[attr-defined]
     assert "Hold until the board review" in held.aliases
+
+
+async def test_a_problem_raised_again_counts_one_return_a_session(parts, clock) -> None:
+    store, ledger, bindings = parts
+    said = "The booking widget keeps timing out on phones."
+    pain = {
+        "type": "pain_point",
+        "name": "Booking widget timeouts",
+        "content": said,
+        "metadata": {"severity": "high"},
+        "source": said,
+    }
+    # A model that sees the problem known reports a running total: 2, then 3.
+    replies = [[pain], *([{**pain, "metadata": {"frequency": n}}] for n in (2, 3))]
+    run = SessionExtraction(
+        store, ledger, bindings, factory_for(workers_ai=Scripted("workers-ai", replies))
+    )
+    for n in range(3):
+        await run.run("u1", f"s{n + 1}", msgs(said), "workers-ai")
+        clock.advance(DAY)
+    stored = await store.get("u1", "pain_point", "booking-widget-timeouts")
+    assert stored is not None and stored.metadata.frequency == 3  # type: ignore[attr-defined]
