@@ -79,7 +79,10 @@ async def test_a_campaigns_newer_reading_is_the_metrics_next_observation(parts, 
                 first,
                 [
                     FERN,
-                    fern_metric("Fernhill CPA", "cost per rental", 18, "USD", first),
+                    {
+                        **fern_metric("Fernhill CPA", "cost per rental", 18, "USD", first),
+                        "importance": 0.8,
+                    },
                     fern_metric("Fernhill ROAS", "ROAS", 380, "%", first),
                 ],
             ),
@@ -91,7 +94,8 @@ async def test_a_campaigns_newer_reading_is_the_metrics_next_observation(parts, 
     assert (cpa.value, [h.value for h in cpa.history]) == (14, [18, 14])
     # A ratio written the other way is read in the metric's unit.
     assert (roas.value, roas.unit, [h.value for h in roas.history]) == (410, "%", [380, 410])
-    assert found["Fernhill CPA"].version == 2
+    # A carried reading is no mention with an importance of its own: the metric keeps its.
+    assert (found["Fernhill CPA"].version, found["Fernhill CPA"].importance) == (2, 0.8)
 
 
 async def test_only_the_same_series_is_carried(parts, clock) -> None:
@@ -181,7 +185,10 @@ async def test_a_metrics_newer_value_refreshes_its_campaigns_snapshot(parts, clo
             (
                 first,
                 [
-                    fern_reading({"spend": 900, "rentals": 30, "ROAS": 2.1, "CTR": 3}, first),
+                    {
+                        **fern_reading({"spend": 900, "rentals": 30, "ROAS": 2.1, "CTR": 3}, first),
+                        "importance": 0.9,
+                    },
                     fern_metric("Fernhill ROAS", "ROAS", 2.1, "x", first),
                 ],
             ),
@@ -197,6 +204,7 @@ async def test_a_metrics_newer_value_refreshes_its_campaigns_snapshot(parts, clo
     campaign = await store.get("u1", "campaign", "fernhill-kayak-hire")
     # The newer ROAS replaces the older snapshot; the mobile CTR measures something else.
     assert campaign is not None and campaign.metadata.last_performance == {"ROAS": 2.6}  # type: ignore[attr-defined]
+    assert campaign.importance == 0.9
 
 
 def test_a_reading_is_in_series_only_at_the_same_magnitude() -> None:

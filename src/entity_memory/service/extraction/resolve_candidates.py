@@ -34,8 +34,10 @@ def with_provenance(item: EntityInputBase, extractor: str) -> EntityInputBase:
 
 
 def novelty(old: BaseEntity | None, item: EntityInputBase) -> EntityInputBase:
-    """A mention that only repeats what is stored is worth less than new information."""
-    if old is None:
+    """A mention that only repeats what is stored is worth less than new information. An
+    item that states no importance (one the stages made, a carried reading) gives no opinion
+    to lower: the merge keeps the stored importance."""
+    if old is None or "importance" not in item.model_fields_set:
         return item
     if set(tokenize(item.content)) <= set(tokenize(old.content)):
         return item.model_copy(update={"importance": max(0.0, item.importance - REPEAT_PENALTY)})
