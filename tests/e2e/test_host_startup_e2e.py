@@ -49,3 +49,19 @@ def test_serve_shows_the_migrations_table_once(tmp_path: Path) -> None:
     table = done.stderr[done.stderr.index("┌") :]
     assert all(name in table for name in migrations), table
     assert pending_migrations(tmp_path / "v3") == []
+
+
+def test_serve_migrates_a_state_folder_of_any_name(tmp_path: Path) -> None:
+    """Wrangler writes D1 to `<--persist-to>/v3`; a `--persist` folder named otherwise still
+    gets its migrations where the host reads, not in a sibling `v3`."""
+    state = tmp_path / "my-state"
+    done = subprocess.run(
+        ["bash", "scripts/serve", "--no-llm", "--migrate-only", "--persist", str(state)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    assert pending_migrations(state) == []
+    assert not (tmp_path / "v3").exists()
