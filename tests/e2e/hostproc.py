@@ -37,6 +37,16 @@ CLI_ENV = {
     "NO_COLOR": "1",
 }
 
+#: `NAME=VALUE` pairs (whitespace-separated) every host started here gets as `--var`, after
+#: the fixture's own: runs a test file against another mode of the Worker without copying it,
+#: e.g. `ENTITY_MEMORY_HOST_VARS=WRITE_ACK=committed pytest tests/e2e/test_writer_e2e.py`.
+HOST_VARS_ENV = "ENTITY_MEMORY_HOST_VARS"
+
+
+def host_vars() -> list[str]:
+    """The `--var` arguments `HOST_VARS_ENV` asks for."""
+    return [arg for pair in os.environ.get(HOST_VARS_ENV, "").split() for arg in ("--var", pair)]
+
 
 class HostError(RuntimeError):
     """The host or a wrangler command against its state failed."""
@@ -200,6 +210,7 @@ def start_host(
     _check_setup()
     # A host with the local LLM starts its own llama-server (1.1 GB): only the tests of the
     # model path ask for one (or set ENTITY_MEMORY_LLM_URL to share a running server).
+    extra_args = [*extra_args, *host_vars()]
     if not llm:
         extra_args = [*extra_args, "--no-llm"]
     stderr_path = persist_dir.parent / "host.stderr"
