@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
 from typing import Any
 
 from entity_memory.service.bindings import WriterStubs
 from entity_memory.service.writers import RemoteWriter, WriterRefused, WriterUnavailable
 from entity_memory.service.writes import IndexCall, pending_index
-from entity_memory.storage.kv import MAX_LIST_LIMIT, KVListPage, KVNamespace
+from entity_memory.storage.kv import KVNamespace
 from entity_memory.storage.writer_kv import INDEX_PREFIX, INDEX_SUFFIX, is_index_key
 
 logger = logging.getLogger(__name__)
@@ -64,24 +63,7 @@ class WriterIndexKV:
                 return None if text is None else json.loads(text)
         return await self.inner.get_json(key)
 
-    async def get_json_many(self, keys: Sequence[str]) -> dict[str, Any | None]:
-        """Entity documents in bulk: KV has every answered one (no index is read in bulk)."""
-        return await self.inner.get_json_many(keys)
-
-    async def put(
-        self,
-        key: str,
-        value: str,
-        *,
-        expiration_ttl: int | None = None,
-        metadata: dict[str, Any] | None = None,
-    ) -> None:
-        await self.inner.put(key, value, expiration_ttl=expiration_ttl, metadata=metadata)
-
-    async def delete(self, key: str) -> None:
-        await self.inner.delete(key)
-
-    async def list(
-        self, *, prefix: str = "", limit: int = MAX_LIST_LIMIT, cursor: str | None = None
-    ) -> KVListPage:
-        return await self.inner.list(prefix=prefix, limit=limit, cursor=cursor)
+    def __getattr__(self, name: str) -> Any:
+        """Everything else is KV's: entity documents (the writer puts every answered one in
+        KV before it answers; no index is read in bulk), lists, and writes."""
+        return getattr(self.inner, name)
