@@ -89,6 +89,9 @@ def requests(base_url: str, n: int, repeats: int, host: Host | None, embeddings:
                 f"/v1/users/{user}/context", json={"task": TASK, "limit": 20}
             ).raise_for_status()
 
+        def listing() -> None:
+            client.get(f"/v1/users/{user}/entities").raise_for_status()
+
         t = time.perf_counter()
         vectors_made(host, user, embeddings)
         if host is not None and embeddings:
@@ -105,8 +108,29 @@ def requests(base_url: str, n: int, repeats: int, host: Host | None, embeddings:
             print(f"{n:>6} entities | PUT 20     | {spread(timed(put20, repeats, pause))}")
             print(f"{n:>6} entities | PUT 20 back to back | {spread(timed(put20, repeats))}")
             print(f"{n:>6} entities | context 20 | {spread(timed(context, repeats))}", flush=True)
+            print(f"{n:>6} entities | list | {spread(timed(listing, repeats))}", flush=True)
+            for name, read in (("context 20", context), ("list", listing)):
+                read_after_write(n, repeats, name, put20, read)
             return
         with_vectors(n, repeats, pause, put20, context, lambda: vectors_made(host, user, True))
+
+
+def read_after_write(
+    n: int, repeats: int, name: str, put20: Callable[[], None], read: Callable[[], None]
+) -> None:
+    """A read sent as soon as a PUT is answered, PUT and read back to back: with
+    `WRITE_ACK=committed` the PUT's index is still being published, and the read asks the
+    writer for it; with `indexed` the PUT waited for it."""
+    reads, pairs = [], []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        put20()
+        r = time.perf_counter()
+        read()
+        reads.append((time.perf_counter() - r) * 1000)
+        pairs.append((time.perf_counter() - t) * 1000)
+    print(f"{n:>6} entities | {name} right after a PUT | {spread(reads)}")
+    print(f"{n:>6} entities | PUT 20 + {name}, back to back | {spread(pairs)}", flush=True)
 
 
 def with_vectors(

@@ -154,7 +154,7 @@ def check(host: Host, tally: Tally) -> int:
         name = key["name"]
         doc = json.loads(host.kv_get(name))
         in_kv[name.removeprefix(prefix)] = int(doc["version"])
-    raw = host.kv_get(f"index:{USER}:entities")
+    raw = host.answered_index(USER)
     indexed = {e["id"] for e in json.loads(raw)["entries"]} if raw else set()
     rows = host.d1(
         f"SELECT entity_id, version, change_kind FROM entity_versions WHERE user_id = '{USER}'"

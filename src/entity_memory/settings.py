@@ -34,6 +34,7 @@ class EnvVar(StrEnum):
     AI_MAX_TOKENS = "AI_MAX_TOKENS"
     API_TOKEN = "API_TOKEN"
     EMBEDDING_MODEL = "EMBEDDING_MODEL"
+    WRITE_ACK = "WRITE_ACK"
     ALLOW_CLOCK_OVERRIDE = "ALLOW_CLOCK_OVERRIDE"
     TTL_DAYS_PREFERENCE = "TTL_DAYS_PREFERENCE"
     TTL_DAYS_PAIN_POINT = "TTL_DAYS_PAIN_POINT"
@@ -64,6 +65,17 @@ DEFAULT_LLM_TIMEOUT_S = 60.0
 DEFAULT_LLM_MAX_TOKENS = 4096
 #: Attempts per model call on 429 / out of capacity / 5xx / timeout (the first one included).
 DEFAULT_LLM_ATTEMPTS = 4
+
+
+class WriteAck(StrEnum):
+    """When the user's writer answers a write (`WRITE_ACK`; docs/consistency.md,
+    *Back-to-back writes*)."""
+
+    #: Once KV's index holds the write: a reader of KV alone finds it.
+    INDEXED = "indexed"
+    #: Once the writer's storage and the entity documents hold it; the index reaches KV
+    #: behind the answer, and the Worker's index reads ask the writer until it has.
+    COMMITTED = "committed"
 
 
 def wall_clock_ms() -> int:
@@ -178,6 +190,7 @@ class Settings(_Frozen):
     allow_clock_override: bool = False
     #: `EMBEDDING_MODEL`: the Workers AI model of the semantic channel; None or "off": lexical.
     embedding_model: str | None = None
+    write_ack: WriteAck = WriteAck.INDEXED
 
     def ttl_seconds(self, var: str | None, default_days: int) -> int:
         """The TTL of a kind that names `var` (None: no variable) and `default_days`."""
@@ -202,8 +215,15 @@ class Settings(_Frozen):
         override_raw = str(lookup(EnvVar.ALLOW_CLOCK_OVERRIDE.value) or "")
         override = override_raw.strip().lower() in ("1", "true")
         model = str(lookup(EnvVar.EMBEDDING_MODEL.value) or "").strip() or None
+        ack = str(lookup(EnvVar.WRITE_ACK.value) or "").strip().lower() or WriteAck.INDEXED
+        if ack not in tuple(WriteAck):
+            raise ValueError(f"WRITE_ACK must be one of {', '.join(WriteAck)}, not {ack!r}")
         return cls(
-            ttl_days=ttl, api_token=token, allow_clock_override=override, embedding_model=model
+            ttl_days=ttl,
+            api_token=token,
+            allow_clock_override=override,
+            embedding_model=model,
+            write_ack=WriteAck(ack),
         )
 
 

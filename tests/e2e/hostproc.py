@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import httpx
 import pytest
 
 from tests.e2e import miniflare_state
@@ -36,6 +37,27 @@ CLI_ENV = {
     "WRANGLER_SEND_METRICS": "false",
     "NO_COLOR": "1",
 }
+
+#: `NAME=VALUE` pairs (whitespace-separated) every host started here gets as `--var`, after
+#: the fixture's own: runs a test file against another mode of the Worker without copying it,
+#: e.g. `ENTITY_MEMORY_HOST_VARS=WRITE_ACK=committed pytest tests/e2e/test_writer_e2e.py`.
+HOST_VARS_ENV = "ENTITY_MEMORY_HOST_VARS"
+
+
+def host_vars() -> list[str]:
+    """The `--var` arguments `HOST_VARS_ENV` asks for."""
+    return [arg for pair in os.environ.get(HOST_VARS_ENV, "").split() for arg in ("--var", pair)]
+
+
+def answers_indexed() -> bool:
+    """Whether the hosts started here answer a write once KV's index holds it (the default,
+    `WRITE_ACK=indexed`), rather than once the writer has committed it."""
+    return "WRITE_ACK=committed" not in os.environ.get(HOST_VARS_ENV, "").split()
+
+
+#: With `WRITE_ACK=committed`, a ceiling for KV's index to catch up with what the API served
+#: on a busy machine: a bound on a state being reached, not a measurement.
+PUBLISHED_WITHIN_S = 60
 
 
 class HostError(RuntimeError):
@@ -89,6 +111,33 @@ class Host:
     def kv_get(self, key: str) -> str:
         """A key's value; "" when absent (as `wrangler kv key get` prints nothing)."""
         return miniflare_state.kv_get(self.persist_dir, key) or ""
+
+    def answered_index(self, user: str) -> str:
+        """KV's index of `user` once a write was answered, as `kv_get` gives it.
+
+        Answered once indexed (the default), it is read at once. With `WRITE_ACK=committed`
+        it is published behind the answer: the API must list at once what the writer holds
+        (a reader's own writes), and KV's index must then reach exactly that."""
+        key = f"index:{user}:entities"
+        if answers_indexed():
+            return self.kv_get(key)
+        with httpx.Client(base_url=self.base_url, timeout=120) as c:
+            listed = c.get(f"/v1/users/{user}/entities")
+        listed.raise_for_status()
+        served = {(e["type"], e["id"]) for e in listed.json()["entities"]}
+        deadline = time.monotonic() + PUBLISHED_WITHIN_S
+        while True:
+            raw = self.kv_get(key)
+            in_kv = {(e["type"], e["id"]) for e in (json.loads(raw)["entries"] if raw else [])}
+            if in_kv == served:
+                return raw
+            if time.monotonic() > deadline:
+                raise AssertionError(
+                    f"KV's index of {user} never reached what the API served: "
+                    f"only served {sorted(served - in_kv)[:5]}, only in KV "
+                    f"{sorted(in_kv - served)[:5]}"
+                )
+            time.sleep(0.2)
 
     def vectors_made(self, user: str, timeout_s: float = 120) -> dict:
         """The user's index once every entry has its vector: a PUT is answered before the
@@ -200,6 +249,7 @@ def start_host(
     _check_setup()
     # A host with the local LLM starts its own llama-server (1.1 GB): only the tests of the
     # model path ask for one (or set ENTITY_MEMORY_LLM_URL to share a running server).
+    extra_args = [*extra_args, *host_vars()]
     if not llm:
         extra_args = [*extra_args, "--no-llm"]
     stderr_path = persist_dir.parent / "host.stderr"

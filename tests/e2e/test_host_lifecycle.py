@@ -92,7 +92,7 @@ def test_kill_9_mid_load_then_retry_leaves_every_acknowledged_write_indexed(
     before_retry = set(acked)
     with start_host(state) as second:
         asyncio.run(send_all(second.base_url, kill_after=None, pid=None))
-        index = json.loads(second.kv_get(f"index:{user}:entities"))
+        index = json.loads(second.answered_index(user))
         indexed = {f"entity:{user}:{e['type']}:{e['id']}" for e in index["entries"]}
         live = {k["name"] for k in second.kv_list(f"entity:{user}:")}
     assert before_retry <= live and before_retry <= indexed

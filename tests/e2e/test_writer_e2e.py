@@ -36,7 +36,7 @@ def test_concurrent_writers_lose_nothing_and_the_index_is_complete_at_once(host:
     replies = asyncio.run(_put_all(host, "e2e-writers", bodies))
     assert [r.status_code for r in replies] == [200] * len(bodies)
     # Right after the last acknowledgement: no reindex, no cron.
-    index = json.loads(host.kv_get("index:e2e-writers:entities"))
+    index = json.loads(host.answered_index("e2e-writers"))
     keys = {k["name"] for k in host.kv_list("entity:e2e-writers:")}
     assert len(keys) == 72
     assert {f"entity:e2e-writers:{e['type']}:{e['id']}" for e in index["entries"]} == keys
@@ -107,7 +107,7 @@ def test_forget_racing_writes_leaves_a_consistent_user(host: Host) -> None:
     assert forget.status_code == 200 and forget.json()["complete"]
     assert all(w.status_code == 200 for w in writes)
     keys = {k["name"] for k in host.kv_list(f"entity:{user}:")}
-    raw = host.kv_get(f"index:{user}:entities")
+    raw = host.answered_index(user)
     indexed = set()
     if raw:
         indexed = {f"entity:{user}:{e['type']}:{e['id']}" for e in json.loads(raw)["entries"]}
@@ -194,7 +194,7 @@ def test_the_expired_route_runs_in_the_writer_and_records_each_expiry_once(host:
             c.post(f"/v1/users/{user}/expired", json=refs).json()["dropped"] for _ in range(4)
         ]
     assert dropped == [1, 0, 0, 0]
-    index = json.loads(host.kv_get(f"index:{user}:entities"))
+    index = json.loads(host.answered_index(user))
     assert [e["id"] for e in index["entries"]] == ["alpha"]
     rows = host.d1(
         f"SELECT count(*) AS n FROM entity_versions WHERE user_id = '{user}'"

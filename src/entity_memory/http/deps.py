@@ -21,12 +21,14 @@ from entity_memory.service.auth import Principal, TokenStore
 from entity_memory.service.bindings import Bindings
 from entity_memory.service.expiry import ReportExpired
 from entity_memory.service.maintenance import expired_to_writer
+from entity_memory.service.read_your_writes import WriterIndexKV
 from entity_memory.service.stores import build_ledger, build_store
 from entity_memory.service.writers import InProcessWriter, RemoteWriter, Writer
 from entity_memory.service.writes import WriteContext
+from entity_memory.settings import WriteAck
 from entity_memory.storage.d1 import CountingD1
 from entity_memory.storage.guard import guarded
-from entity_memory.storage.kv import CountingKV
+from entity_memory.storage.kv import CountingKV, KVNamespace
 from entity_memory.storage.ledger import Ledger
 from entity_memory.storage.store import EntityStore
 
@@ -66,7 +68,11 @@ async def request_bindings(request: Request) -> Bindings:
         def clock() -> int:
             return fixed
 
-    cached = request.state.bindings = replace(base, kv=counter, db=db, clock=clock)
+    kv: KVNamespace = counter
+    if base.writers is not None and base.settings.write_ack == WriteAck.COMMITTED:
+        # The writer answers before KV's index holds a write: reads of it ask the writer.
+        kv = request.state.index_asks = WriterIndexKV(counter, base.writers)
+    cached = request.state.bindings = replace(base, kv=kv, db=db, clock=clock)
     return cached
 
 

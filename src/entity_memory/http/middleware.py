@@ -29,6 +29,8 @@ KV_OPS_HEADER = "X-KV-Operations"
 #: Index-key writes the user's writer has made so far (benches check coalescing).
 INDEX_WRITES_HEADER = "X-Index-Writes"
 D1_OPS_HEADER = "X-D1-Statements"
+#: Calls a read made to the user's writer for its index (`WRITE_ACK=committed`).
+WRITER_READS_HEADER = "X-Writer-Reads"
 TOO_LARGE_MESSAGE = f"request body over {MAX_BODY_BYTES} bytes"
 
 
@@ -136,6 +138,9 @@ async def _with_headers(request: Request, call_next: Callable[[Request], Awaitab
         response.headers[D1_OPS_HEADER] = f"calls={calls},statements={statements}"
     if costs is not None:
         response.headers[INDEX_WRITES_HEADER] = str(costs.index_writes)
+    asks = getattr(request.state, "index_asks", None)
+    if asks is not None and asks.asks:
+        response.headers[WRITER_READS_HEADER] = str(asks.asks)
     return response
 
 

@@ -79,6 +79,13 @@ class WriterState:
         self._pending: tuple[str, str | None] | None = None
         self._changes = 0  # index changes made so far
         self._flushed = 0  # index changes KV has
+        #: Index changes of writes answered before KV had them (`WRITE_ACK=committed`):
+        #: until KV has this many, a reader must be given the writer's index (`pending_index`).
+        self._answered = 0
+        #: Publications running behind such answers (kept so none is collected mid-run).
+        self._behind: set[asyncio.Future[None]] = set()
+        #: When the alarm set for those answers runs (it republishes after a crash).
+        self._alarm_due: int | None = None
         self._last_flush_ms: int | None = None
         self._flushing: asyncio.Future[None] | None = None
         self._inner: KVNamespace | None = None
@@ -175,6 +182,7 @@ class WriterState:
         failed: Callable[[T], bool] = lambda _: False,
         *,
         acknowledge: bool = True,
+        committed: bool = False,
     ) -> T:
         """Run one write alone, then wait until KV's index holds what it changed.
 
@@ -184,6 +192,10 @@ class WriterState:
         `acknowledge` False (a job's chunk: no client waits on it): the flush is started, not
         waited for, so a job's chunks are not paced by KV's one index write per second and
         their index changes coalesce; the job waits once, before it says it is done.
+
+        `committed` (`WRITE_ACK=committed`): answered once the table holds the change; the
+        flush runs behind the answer (`_publish_behind`), and until it is done readers get
+        the writer's index (`pending_index`).
         """
         async with self.lock:
             try:
@@ -194,7 +206,9 @@ class WriterState:
             if failed(result):
                 self.warm = None
             ticket = self._changes
-        if acknowledge:
+        if acknowledge and committed:
+            await self._publish_behind(ticket)
+        elif acknowledge:
             await self.flushed(ticket)
         else:
             self._flush_behind(ticket)
@@ -210,6 +224,48 @@ class WriterState:
         if self._flushed < ticket and self._flushing is None:
             self._flushing = asyncio.ensure_future(self._flush_when_due())
             self._flushing.add_done_callback(_observe)
+
+    async def _publish_behind(self, ticket: int) -> None:
+        """Answer a write before KV's index has its change: note in the table that the
+        index is ahead of KV's (an instance killed before the flush leaves the alarm, or the
+        next reader or write, something to republish), then flush behind the answer."""
+        if self._flushed >= ticket:
+            return
+        self._answered = max(self._answered, ticket)
+        if not self._unpublished and self._pending is not None:
+            self.table.put(UNPUBLISHED_KEY, Row(self._pending[0], None, None))
+            self._unpublished = True
+        now = self.clock()
+        if self._alarm_due is None or self._alarm_due <= now:  # one alarm op per 5 s at most
+            self._alarm_due = now + FLUSH_RETRY_MS
+            await self.retry_at(self._alarm_due)
+        self._flush_in_background(ticket)
+
+    def _flush_in_background(self, ticket: int) -> None:
+        """Flush until KV holds the first `ticket` changes, with no one waiting: later
+        flushes follow if a write lands during one (a failure has set the alarm)."""
+        behind = asyncio.ensure_future(self.flushed(ticket))
+        self._behind.add(behind)
+        behind.add_done_callback(self._behind.discard)
+        behind.add_done_callback(_observe)
+
+    def pending_index(self, key: str) -> tuple[bool, str | None]:
+        """(whether a reader must use the writer's index instead of KV's, its text).
+
+        True while an answered write's index change is not in KV yet, or, on a new
+        instance, while the table says its index is ahead of KV's (a write answered before
+        a crash): that index is then republished behind this answer. The text is the one
+        the next flush writes (None: the index is deleted)."""
+        if not self._republished:
+            row = self.table.get(UNPUBLISHED_KEY)
+            if row is not None and row.value == key:
+                self._unpublished = True
+                self.index_read(key, None)
+                self._answered = self._changes
+                self._flush_in_background(self._changes)
+        if self._flushed >= self._answered or self._pending is None or self._pending[0] != key:
+            return False, None
+        return True, self._pending[1]
 
     async def publish_within(self, ms: int) -> None:
         """Leave the index change pending (nobody waits for it): the next write's flush

@@ -40,6 +40,7 @@ from entity_memory.service.vector_backlog import (
 )
 from entity_memory.service.writers import Refusal, Reply, WriterCosts
 from entity_memory.service.writes import OPERATIONS, Call, ExtractCall, Operation, WriteContext
+from entity_memory.settings import WriteAck
 from entity_memory.storage.d1 import CountingD1
 from entity_memory.storage.guard import guarded
 from entity_memory.storage.kv import CountingKV
@@ -141,7 +142,11 @@ class WriterHost:
             return done
 
         if operation.serialised:
-            return await self.state.run(op, acknowledge=acknowledge)
+            committed = (
+                context.bindings.settings.write_ack == WriteAck.COMMITTED
+                and not operation.indexed_answer
+            )
+            return await self.state.run(op, acknowledge=acknowledge, committed=committed)
         return await op()
 
     async def alarm(self) -> None:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 from pydantic.alias_generators import to_camel
 
-from entity_memory.domain.keys import validate_id, validate_type
+from entity_memory.domain.keys import index_key, validate_id, validate_type
 from entity_memory.domain.kinds import RegisteredInput
 from entity_memory.extraction.base import Message
 from entity_memory.extraction.registry import ExtractorFactory
@@ -208,6 +208,9 @@ class Operation(Generic[C, D]):
     #: Runs alone in the writer (every write). False: it only reads or records the writer's
     #: jobs (synchronous table calls), so it must not wait behind a running extraction.
     serialised: bool = True
+    #: Answered only once KV's index holds it, whatever `WRITE_ACK` says (an erasure: its
+    #: answer says KV holds nothing of the user).
+    indexed_answer: bool = False
 
 
 #: Every write, by its name (what the writer's RPC method `serve` is called with).
@@ -215,12 +218,12 @@ OPERATIONS: dict[str, Operation[Any, Any]] = {}
 
 
 def operation(
-    call: type[C], done: type[D], *, serialised: bool = True
+    call: type[C], done: type[D], *, serialised: bool = True, indexed_answer: bool = False
 ) -> Callable[[Callable[[WriteContext, C], Awaitable[D]]], Operation[C, D]]:
     """Declare the decorated service function as the write of its name."""
 
     def declare(run: Callable[[WriteContext, C], Awaitable[D]]) -> Operation[C, D]:
-        op = Operation(run.__name__, call, done, run, serialised)
+        op = Operation(run.__name__, call, done, run, serialised, indexed_answer)
         OPERATIONS[op.name] = op
         return op
 
@@ -347,6 +350,28 @@ async def list_jobs(ctx: WriteContext, call: JobsCall) -> JobList:
     return JobList(jobs=[] if ctx.jobs is None else ctx.jobs.list())
 
 
+class IndexCall(Call):
+    pass
+
+
+class PendingIndex(BaseModel):
+    """What a reader of the user's index must use instead of KV's (`WRITE_ACK=committed`):
+    `pending` False, KV's; True, `index` (None: the index is being deleted)."""
+
+    pending: bool
+    index: str | None = None
+
+
+@operation(IndexCall, PendingIndex, serialised=False)
+async def pending_index(ctx: WriteContext, call: IndexCall) -> PendingIndex:
+    """Not a write: a reader's question, answered without the write lock (a job's chunk may
+    hold it for minutes). The index of an answered write that KV does not hold yet."""
+    if ctx.state is None:
+        return PendingIndex(pending=False)
+    pending, text = ctx.state.pending_index(index_key(call.user_id))
+    return PendingIndex(pending=pending, index=text)
+
+
 @operation(ReindexCall, ReindexDone)
 async def reindex(ctx: WriteContext, call: ReindexCall) -> ReindexDone:
     return ReindexDone(**await reindexing.reindex(ctx.store, call.user_id))
@@ -358,7 +383,7 @@ async def drop_expired(ctx: WriteContext, call: ExpiredCall) -> ExpiredDone:
     return ExpiredDone(dropped=await expiry.drop_expired(ctx.store, call.user_id, refs))
 
 
-@operation(ForgetCall, ForgetDone)
+@operation(ForgetCall, ForgetDone, indexed_answer=True)
 async def forget(ctx: WriteContext, call: ForgetCall) -> ForgetDone:
     """Erase the user in KV and D1, API tokens included (last, so a user's own token can
     repeat the call), and the writer's own copy. Repeat while `complete` is false."""
