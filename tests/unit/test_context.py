@@ -412,3 +412,36 @@ def test_a_campaign_line_gives_its_latest_figures_with_the_signs_their_labels_sa
         "latest booking rate 12%, ROAS 410%"
     )
     assert facts({"lastPerformance": {}}) == ""
+
+
+def _tasting_room(*units: str) -> str:
+    """A campaign whose amounts are stored bare, beside metrics in the given units."""
+    campaign = {
+        "type": "campaign",
+        "name": "Cellar Tastings",
+        "content": "Weekend tasting bookings.",
+        "metadata": {"budget": 45, "lastPerformance": {"cost per tasting": 18.5, "CTR": 2.4}},
+    }
+    metrics = [
+        {
+            "type": "metric",
+            "name": f"Tasting CPA {i}",
+            "content": "Cost per booked tasting.",
+            "metadata": {"kpi": "CPA", "value": 20 + i, "unit": unit},
+        }
+        for i, unit in enumerate(units)
+    ]
+    text = block([campaign, *metrics])
+    return next(line for line in text.splitlines() if "Cellar Tastings" in line)
+
+
+def test_a_campaigns_amounts_take_the_currency_the_users_metrics_agree_on() -> None:
+    line = _tasting_room("EUR", "EUR")
+    assert "budget €45" in line and "cost per tasting €18.50" in line and "CTR 2.4%" in line
+
+
+def test_a_campaigns_amounts_stay_plain_when_no_currency_or_two() -> None:
+    for units in [(), ("%",), ("EUR", "USD")]:
+        line = _tasting_room(*units)
+        assert "budget 45" in line and "cost per tasting 18.5" in line, units
+        assert "€" not in line and "$" not in line

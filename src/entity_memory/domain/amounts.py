@@ -42,6 +42,14 @@ def _money(size: float) -> str:
     return f"{size:,.4f}".rstrip("0")
 
 
+def currency(unit: str | None) -> str | None:
+    """The currency code a unit names ("USD" for "USD" or "$"), None for any other unit."""
+    key = (unit or "").strip()
+    if key in CURRENCY_CODES:
+        return CURRENCY_CODES[key]
+    return key.upper() if key.upper() in CURRENCY_SYMBOLS else None
+
+
 def amount(value: float, unit: str | None) -> str:
     """The number with its unit, money with its currency sign first."""
     key = (unit or "").strip()

@@ -32,6 +32,7 @@ from entity_memory.domain.kind import (
     addressed_type,
     all_kinds,
     in_sections,
+    is_kind,
     kind_of,
     link_target_type,
 )
@@ -89,7 +90,12 @@ def decision_outcome(decision: BaseEntity, series: Sequence[MeasuredSeries]) -> 
     return f"since {stored_day(made)}: " + ", ".join(outcomes)
 
 
-def _entry(item: BaseEntity, kind: EntityKind, series: Sequence[MeasuredSeries] = ()) -> str:
+def _entry(
+    item: BaseEntity,
+    kind: EntityKind,
+    series: Sequence[MeasuredSeries] = (),
+    currency: str | None = None,
+) -> str:
     """The entity's line: its name, notes (campaign, resolved, as of), then its kind's facts
     (domain/kinds/) and its sentence where that says more than they do."""
     notes = []
@@ -104,7 +110,7 @@ def _entry(item: BaseEntity, kind: EntityKind, series: Sequence[MeasuredSeries] 
     head = f"**{neutralise(item.name)}**" + (f" ({', '.join(notes)})" if notes else "")
     content = neutralise(item.content)
     said = normalize_name(f"{item.name} | {content}")
-    facts = neutralise(kind.facts(item, said))
+    facts = neutralise(kind.facts(item, said, currency))
     # Only what the sentence does not already say (a fact repeated verbatim is noise);
     # a series read after the sentence is always given.
     if not kind.facts_after_sentence and facts.lower() in content.lower():
@@ -213,6 +219,18 @@ def _series(grouped: Mapping[str, list[BaseEntity]]) -> list[MeasuredSeries]:
     ]
 
 
+def _one_currency(entities: Sequence[BaseEntity]) -> str | None:
+    """The currency of every amount the entities store with one (a metric's unit), if they
+    agree: the unit an amount stored bare (a campaign's budget) is in. None when none says,
+    or two differ."""
+    found: set[str] = set()
+    for entity in entities:
+        code = kind_of(entity.type).currency_of(entity) if is_kind(entity.type) else None
+        if code:
+            found.add(code)
+    return found.pop() if len(found) == 1 else None
+
+
 def assemble_entity_context(
     entities: Sequence[BaseEntity],
     max_tokens: int = 4000,
@@ -237,6 +255,7 @@ def assemble_entity_context(
         if kind.resolved is not None and kind.type in grouped:
             grouped[kind.type] = _open(grouped[kind.type], kind, task_terms)
     under = _groups(grouped, links or {}, addresses or {})
+    currency = _one_currency(entities)
 
     sections = ["<entity_memory>"]
     budget = _Budget(max_tokens)
@@ -249,12 +268,12 @@ def assemble_entity_context(
         if kind.line_campaign is not None:
             shown = _campaign_grouped(shown, kind)
         for item in shown:
-            if not budget.take(_entry(item, kind, series)):
+            if not budget.take(_entry(item, kind, series, currency)):
                 break
             lines.append(budget.last)
             for member in under.get(f"{kind.type}:{item.id}", []):
                 of = kind_of(member.type)
-                line = f"  - {of.member_label} " + _entry(member, of, series)[2:]
+                line = f"  - {of.member_label} " + _entry(member, of, series, currency)[2:]
                 if not budget.take(line):
                     break
                 lines.append(line)

@@ -103,7 +103,9 @@ class EntityKind(Generic[M]):
     #: Its line's bracketed facts, from its metadata and the line's name and sentence
     #: (normalised): "strategy tCPA, budget 60", raw (the block neutralises it); None: its
     #: `shown_fields` as "field value".
-    line_facts: Callable[[M, str], str] | None = None
+    #: The third argument is the currency the user's amounts are in (None when unknown or
+    #: mixed), for a kind whose fields hold amounts without a unit of their own.
+    line_facts: Callable[[M, str, str | None], str] | None = None
     #: The line gives its sentence first, then the facts (a metric's series reads after it).
     facts_after_sentence: bool = False
     #: The campaign its line notes, and by which its section stands entities of one campaign
@@ -123,6 +125,9 @@ class EntityKind(Generic[M]):
     #: Its dated series of `value` (kept in `metadata.history`: merge accumulates it), as the
     #: context block reads it; None: it keeps none.
     series: Callable[[M], MeasuredSeries] | None = None
+    #: The currency an entity's amounts are in, when it stores one (a metric's unit); None:
+    #: it never says.
+    currency: Callable[[M], str | None] | None = None
     #: Said again in a new session, it counts one more occurrence (`metadata.frequency`).
     counts_returns: bool = False
     #: Metadata fields an LLM is shown of a known entity of this kind (extraction prompt).
@@ -181,13 +186,17 @@ class EntityKind(Generic[M]):
         """An entity's typed metadata (every kind's entity model has its `metadata_model`)."""
         return entity.metadata  # type: ignore[attr-defined,no-any-return]
 
-    def facts(self, entity: BaseEntity, said: str) -> str:
+    def facts(self, entity: BaseEntity, said: str, currency: str | None = None) -> str:
         """The facts its context line shows (`said`: the line's name and sentence, normalised,
-        so a field they already say word for word is not said twice)."""
+        so a field they already say word for word is not said twice; `currency`: the one the
+        user's stored amounts are in, if they agree on one)."""
         meta = self.metadata_of(entity)
         if self.line_facts is None:
             return shown_field_facts(meta, self.shown_fields)
-        return self.line_facts(meta, said)
+        return self.line_facts(meta, said, currency)
+
+    def currency_of(self, entity: BaseEntity) -> str | None:
+        return None if self.currency is None else self.currency(self.metadata_of(entity))
 
     def campaign_noted(self, entity: BaseEntity) -> str | None:
         """The campaign its line notes and groups by, if its kind notes one."""

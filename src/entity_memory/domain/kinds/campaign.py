@@ -7,7 +7,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field
 
-from entity_memory.domain.amounts import plain_number
+from entity_memory.domain.amounts import amount, plain_number
 from entity_memory.domain.kind import EntityKind, ImportanceBands
 from entity_memory.domain.llm_item import LlmItem, ShortName
 from entity_memory.domain.models import BaseEntity, CamelModel, EntityInputBase, ShortText
@@ -59,20 +59,33 @@ _SHARE_WORDS = frozenset({"rate", "share", "ctr", "cvr", "%"})
 _ROAS_AS_PERCENT = 20
 
 
-def _figure(label: str, value: float) -> str:
-    """`CTR 3.1%`, `ROAS 4.35x`, `cost per lead 140`: a share or a ROAS gets its sign from
-    its label and size; an amount stays a plain number (the campaign keeps no currency, and
-    a sign made up here could be the wrong one)."""
+#: Words of a figure's label that make it an amount of money ("cost per lead", "spend").
+_MONEY_WORDS = frozenset(
+    {"cost", "costs", "cpa", "cpc", "cpm", "cpl", "cac", "spend", "spent", "revenue", "budget"}
+)
+
+
+def _money(value: float, currency: str | None) -> str:
+    """An amount in the user's currency when their stored amounts agree on one (`$140`);
+    a plain number otherwise (a sign made up here could be the wrong one)."""
+    return amount(value, currency) if currency else plain_number(value)
+
+
+def _figure(label: str, value: float, currency: str | None) -> str:
+    """`CTR 3.1%`, `ROAS 4.35x`, `cost per lead $140`: a share or a ROAS gets its sign from
+    its label and size, an amount the user's currency (`_money`)."""
     words = set(re.findall(r"[a-z]+|%", label.lower()))
     if words & _SHARE_WORDS:
         return f"{label.replace('%', '').strip()} {plain_number(value)}%"
     if "roas" in words:
         suffix = "%" if value >= _ROAS_AS_PERCENT else "x"
         return f"{label} {plain_number(value)}{suffix}"
+    if words & _MONEY_WORDS:
+        return f"{label} {_money(value, currency)}"
     return f"{label} {plain_number(value)}"
 
 
-def line_facts(meta: CampaignMetadata, _said: str) -> str:
+def line_facts(meta: CampaignMetadata, _said: str, currency: str | None = None) -> str:
     """Its current strategy, budget and status, always (a field changed by any path shows in
     the next block even when `content` still holds an older sentence: issue 22 item 1), and
     its latest figures (`lastPerformance`: kept current with its metrics by the extraction's
@@ -81,14 +94,14 @@ def line_facts(meta: CampaignMetadata, _said: str) -> str:
     if meta.strategy:
         parts.append(f"strategy {meta.strategy}")
     if meta.budget is not None:
-        parts.append(f"budget {plain_number(meta.budget)}")
+        parts.append(f"budget {_money(meta.budget, currency)}")
     if meta.status:
         parts.append(f"status {meta.status}")
     for attribute, label in LIMITS:
         limit: float | None = getattr(meta, attribute)
         if limit is not None:
-            parts.append(f"{label} {plain_number(limit)}")
-    shown = [_figure(k, v) for k, v in (meta.last_performance or {}).items()]
+            parts.append(f"{label} {_money(limit, currency)}")
+    shown = [_figure(k, v, currency) for k, v in (meta.last_performance or {}).items()]
     parts += ["latest " + ", ".join(shown)] if shown else []
     return ", ".join(parts)
 

@@ -43,7 +43,7 @@ def _accepted(fact: object) -> bool:
     return bool(getattr(fact, "accepted", False))
 
 
-def line_facts(meta: DecisionMetadata, said: str) -> str:
+def line_facts(meta: DecisionMetadata, said: str, _currency: str | None = None) -> str:
     """Its action and outcome, where its name or sentence does not already say them."""
     parts = []
     shown = (("action", meta.action), ("status", meta.status), ("outcome", meta.outcome))

@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
-from entity_memory.domain.amounts import amount
+from entity_memory.domain.amounts import amount, currency
 from entity_memory.domain.kind import EntityKind, ImportanceBands, MeasuredSeries
 from entity_memory.domain.llm_item import LlmItem, ShortName, unit_in
 from entity_memory.domain.models import (
@@ -114,7 +114,12 @@ def _series(values: list[tuple[float, str | None]], kpi: str, unit: str | None) 
     return arrow if trend == "unknown" else f"{arrow} {trend}"
 
 
-def line_facts(meta: MetricMetadata, _said: str = "") -> str:
+def currency_of(meta: MetricMetadata) -> str | None:
+    """The currency its value is in, when its unit is one."""
+    return currency(meta.unit)
+
+
+def line_facts(meta: MetricMetadata, _said: str = "", _currency: str | None = None) -> str:
     """`target $35; $52 (2026-04-06) -> $41 (2026-05-12) improving` from what the metric
     holds; `value $41` too when there is no series, or when the value is not its last
     observation (a client write that set `value` alone)."""
@@ -193,6 +198,7 @@ METRIC = EntityKind(
     line_campaign=campaign_of,
     member_label="metric",
     shown_fields=("value", "target"),
+    currency=currency_of,
     known_facts=("kpi", "value", "target", "unit", "campaign"),
     offered_fields=("kpi", "value", "target", "campaign"),
     server_fields=frozenset({"history"}),

@@ -41,7 +41,7 @@ def _severe(fact: object) -> bool:
     return getattr(fact, "severity", None) == "high"
 
 
-def line_facts(meta: PainPointMetadata, _said: str) -> str:
+def line_facts(meta: PainPointMetadata, _said: str, _currency: str | None = None) -> str:
     """How often it came back, once it has."""
     return f"seen {meta.frequency} times" if meta.frequency > 1 else ""
 

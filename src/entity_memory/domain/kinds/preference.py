@@ -52,7 +52,7 @@ class PreferenceEntity(BaseEntity):
     metadata: PreferenceMetadata
 
 
-def line_facts(meta: PreferenceMetadata, said: str) -> str:
+def line_facts(meta: PreferenceMetadata, said: str, _currency: str | None = None) -> str:
     """Its value, where its name or sentence does not already say it."""
     return meta.value if meta.value and not already_said(meta.value, said) else ""
 
