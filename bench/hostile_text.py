@@ -24,10 +24,10 @@ from pathlib import Path
 import httpx
 from tests.e2e.hostproc import start_host
 
+from entity_memory.domain.pacing import Pacer
 from entity_memory.extraction.base import Message
 from entity_memory.extraction.rules.extractor import detect_all_cooperatively
 from entity_memory.extraction.rules.mentions import MentionFinder
-from entity_memory.extraction.rules.pacing import Pacer
 
 #: Words of the hostile sentences: KPIs, amounts and the links between them.
 KPI_WORDS = "CPA ROAS CTR CPC CPM CPL AOV conversion rate cost per signup target $42 3.1x 12% is at"

@@ -78,8 +78,10 @@ export class DurableObjectNamespace {
 export class ObjectHost {
   #instances = new Map();
   #timers = new Map();
-  constructor({ pyodide, dispatch, module, env, stateDir, pyStateDir, makeContext }) {
+  constructor({ pyodide, dispatch, module, env, stateDir, pyStateDir, makeContext, track }) {
     this.pyodide = pyodide;
+    // Lists a call as in flight while it runs (local/loop_lag.mjs); by default, nothing.
+    this.track = track ?? ((_label, promise) => promise);
     this.dispatch = dispatch;
     this.module = module;
     this.env = env;
@@ -111,7 +113,8 @@ export class ObjectHost {
     this.#timers.delete(`${className}/${id.hex}`);
     rmSync(this.#alarmFile(className, id), { force: true });
     try {
-      await this.dispatch.call_object_alarm(this.#instance(className, id));
+      const ringing = this.dispatch.call_object_alarm(this.#instance(className, id));
+      await this.track(`${className}.alarm()`, ringing);
     } catch (err) {
       console.error(`[alarm] ${className} ${id.hex}:`, err?.message ?? err);
     }
@@ -155,7 +158,8 @@ export class ObjectHost {
   }
   async call(className, id, method, args) {
     const instance = this.#instance(className, id);
-    return await this.dispatch.call_object_method(instance, method, args);
+    const label = `${className}.${method}(${typeof args[0] === "string" ? args[0] : ""})`;
+    return await this.track(label, this.dispatch.call_object_method(instance, method, args));
   }
   async fetch(className, id, request) {
     const instance = this.#instance(className, id);

@@ -43,9 +43,12 @@ import {
 import { LOCAL_TEXT_MODEL, startTextServer, withLocalText } from "./llm.mjs";
 import { textUpstream, withUpstreamText } from "./upstream_llm.mjs";
 import { cronPlan, describePlan, startCronTimer } from "./cron.mjs";
+import { startLoopLagMonitor } from "./loop_lag.mjs";
 import { handleScheduled, logTimerRun, runScheduled } from "./scheduled.mjs";
 
 const started = performance.now();
+// ENTITY_MEMORY_LOOP_LAG_MS=N: print every stretch of N ms the event loop was held (loop_lag.mjs).
+const loopLag = startLoopLagMonitor();
 const LOCAL_DIR = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.resolve(LOCAL_DIR, "..");
 const WHEELS_DIR = path.join(LOCAL_DIR, ".wheels");
@@ -302,6 +305,7 @@ site.addsitedir(${JSON.stringify(PY_SITE)})  # already on sys.path; this runs it
     stateDir: objectsDir,
     pyStateDir: PY_OBJECTS,
     makeContext: ({ id, storage }) => Object.assign(new ExecutionContext(), { id, storage }),
+    track: loopLag.track,
   });
   Object.assign(env, durableObjectNamespaces(config, objects));
   objects.restoreAlarms();
@@ -533,7 +537,7 @@ async function main() {
 
   const server = createServer((req, res) => {
     const route = HOST_ROUTES[req.url.split("?")[0]] ?? handleFetch;
-    route(app, req, res).catch((err) => {
+    loopLag.track(`${req.method} ${req.url}`, route(app, req, res)).catch((err) => {
       console.error(`[host] ${req.method} ${req.url}:`, err);
       if (!res.headersSent) sendJson(res, 500, { error: { code: "host_error", message: String(err) } });
       else res.destroy(err);

@@ -20,12 +20,12 @@ from pathlib import Path
 
 from bench.hostile_text import hostile_messages, hostile_sentence
 
+from entity_memory.domain.pacing import MAX_CHARS_PER_YIELD, YIELD_AFTER_S, Pacer
 from entity_memory.extraction import rules
 from entity_memory.extraction.base import Message
 from entity_memory.extraction.rules import extract_candidates
 from entity_memory.extraction.rules.extractor import TYPES, _detect, detect_all_cooperatively
 from entity_memory.extraction.rules.mentions import MentionFinder
-from entity_memory.extraction.rules.pacing import MAX_CHARS_PER_YIELD, YIELD_AFTER_S, Pacer
 from entity_memory.extraction.rules.sentences import MAX_SENTENCE
 
 

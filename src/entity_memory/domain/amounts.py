@@ -7,7 +7,10 @@ are said, and the block should hold the "$1,290" the user said, not "1290 USD".
 
 from __future__ import annotations
 
+import math
 import re
+from bisect import bisect_left
+from collections.abc import Iterable, Iterator
 
 from pydantic import BaseModel, ConfigDict
 
@@ -86,15 +89,27 @@ class NumberMention(BaseModel):
     percent: bool = False
 
 
+def _read(m: re.Match[str]) -> tuple[float, bool]:
+    """A number pattern's match: (its value, whether it is a percentage)."""
+    suffix = (m.group("suffix") or "").lower()
+    return float(m.group("num").replace(",", "")) * _SCALE.get(suffix, 1.0), suffix == "%"
+
+
 def numbers_in(text: str) -> list[NumberMention]:
     """The numbers written in `text` ("$1,200", "2.5k", "4.5%"), with their positions."""
     out: list[NumberMention] = []
     for m in _NUMBER.finditer(text):
-        value = float(m.group("num").replace(",", ""))
-        suffix = (m.group("suffix") or "").lower()
-        value *= _SCALE.get(suffix, 1.0)
-        out.append(NumberMention(value=value, start=m.start(), end=m.end(), percent=suffix == "%"))
+        value, percent = _read(m)
+        out.append(NumberMention(value=value, start=m.start(), end=m.end(), percent=percent))
     return out
+
+
+def number_values(text: str) -> Iterator[tuple[float, bool, int]]:
+    """(value, is a percentage, where it ends) of each number written in `text`, lazily:
+    `numbers_in` without building a model per number, for reading a whole conversation's
+    numbers once, in steps."""
+    for m in _NUMBER.finditer(text):
+        yield *_read(m), m.end()
 
 
 def same_number(a: float, b: float) -> bool:
@@ -110,3 +125,44 @@ def _matches(stored: float, mention: NumberMention) -> bool:
 def mentions_of(stored: float, text: str) -> list[NumberMention]:
     """Where `stored` is written in `text` (a percentage may be stored as a fraction)."""
     return [m for m in numbers_in(text) if _matches(stored, m)]
+
+
+def _near(values: tuple[float, ...], stored: float) -> bool:
+    """Whether a value of the sorted `values` is `same_number` as `stored`. Every such value
+    lies within 2 * NUMBER_TOLERANCE * |stored| (+ the 1e-9 floor) of it, so only that window
+    is read (an infinite or NaN `stored` has no window: all are compared)."""
+    if not math.isfinite(stored):
+        return any(same_number(stored, v) for v in values)
+    reach = 2 * NUMBER_TOLERANCE * abs(stored) + 1e-9
+    i = bisect_left(values, stored - reach)
+    while i < len(values) and values[i] <= stored + reach:
+        if same_number(stored, values[i]):
+            return True
+        i += 1
+    return False
+
+
+class WrittenNumbers(BaseModel):
+    """The numbers a text writes, sorted, so that whether it writes a stored number costs a
+    binary search: `has(stored)` is `bool(mentions_of(stored, text))`, which reads and parses
+    the whole text each time (grounding asked it of a 1 MB session once per number of every
+    candidate, for seconds)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    values: tuple[float, ...] = ()
+    #: The values of those written as percentages ("4.5%": 4.5).
+    percents: tuple[float, ...] = ()
+
+    @classmethod
+    def of(cls, numbers: Iterable[tuple[float, bool]]) -> WrittenNumbers:
+        """From (value, is a percentage) pairs."""
+        numbers = list(numbers)
+        return cls(
+            values=tuple(sorted({v for v, _ in numbers})),
+            percents=tuple(sorted({v for v, percent in numbers if percent})),
+        )
+
+    def has(self, stored: float) -> bool:
+        """`stored` is written in the text (a percentage may be stored as a fraction)."""
+        return _near(self.values, stored) or _near(self.percents, stored * 100)

@@ -23,13 +23,15 @@ Pure functions over plain text; nothing here reads storage or calls a model.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from entity_memory.domain.amounts import mentions_of
+from entity_memory.domain import pacing
+from entity_memory.domain.amounts import WrittenNumbers, mentions_of, number_values
 from entity_memory.domain.kinds import CAMPAIGN, METRIC
 from entity_memory.domain.models import EntityInputBase
+from entity_memory.domain.pacing import Pacer, Steps
 from entity_memory.domain.vocab import GENERIC_NAME_WORDS
 from entity_memory.extraction.base import KnownEntity, Message
 from entity_memory.extraction.grounding_numbers import (
@@ -95,18 +97,43 @@ BUSINESS_NAME_PATTERNS: tuple[re.Pattern[str], ...] = (
 _NOT_NAME_START = frozenset({"i", "we", "a", "an", "the", "my", "our", "it", "this", "that"})
 
 
+def _names_in(text: str, pos: int, endpos: int) -> set[str]:
+    names: set[str] = set()
+    for pattern in BUSINESS_NAME_PATTERNS:
+        for m in pattern.finditer(text, pos, endpos):
+            words = normalise_words(m.group("name")).split()
+            while words and words[0] in _NOT_NAME_START:
+                words = words[1:]
+            if words:
+                names.add(" ".join(words))
+    return names
+
+
 def business_names(user_texts: Iterable[str]) -> set[str]:
     """Names the user introduces as their own business (normalised words)."""
     names: set[str] = set()
     for text in user_texts:
-        for pattern in BUSINESS_NAME_PATTERNS:
-            for m in pattern.finditer(text):
-                words = normalise_words(m.group("name")).split()
-                while words and words[0] in _NOT_NAME_START:
-                    words = words[1:]
-                if words:
-                    names.add(" ".join(words))
+        names |= _names_in(text, 0, len(text))
     return names
+
+
+#: Where a text may be cut for the business patterns: before a sentence's end mark followed by
+#: whitespace. No pattern's match holds one except as its first character (a name's "." is
+#: always followed by a letter or digit), so none spans the cut, and the text after the cut
+#: starts with a character no pattern reads past: each part finds what the whole text does.
+_BUSINESS_CUT = re.compile(r"[.!?](?=\s)")
+
+
+def _business_parts(text: str) -> Iterator[tuple[int, int]]:
+    """(pos, endpos) of consecutive parts of at least SLICE_CHARS, cut at `_BUSINESS_CUT` (a
+    text with no sentence end is one part)."""
+    start = 0
+    while start < len(text):
+        far = start + SLICE_CHARS
+        cut = _BUSINESS_CUT.search(text, far) if far < len(text) else None
+        end = len(text) if cut is None else cut.start()
+        yield start, end
+        start = end
 
 
 # --- the checks --------------------------------------------------------------------------------
@@ -120,6 +147,8 @@ class GroundingContext(BaseModel):
     #: The conversation, `normalise_text`-ed and `normalise_words`-ed.
     text: str
     words: str
+    #: The numbers `text` writes (asked once per number of every candidate).
+    numbers: WrittenNumbers = WrittenNumbers()
     #: Known entity names and aliases per type (normalised words).
     known: dict[str, frozenset[str]]
     #: The numbers memory holds for known entities: (type, normalised name or alias) -> field
@@ -175,6 +204,67 @@ def _known_numbers(facts: Mapping[str, object]) -> dict[str, tuple[float, ...]]:
     return {k: tuple(v) for k, v in out.items()}
 
 
+#: Characters of a message normalised in one step of building a context; a step ends at
+#: whitespace, so the slices' normalised texts joined are the whole text's.
+SLICE_CHARS = 8_000
+_SPACE = re.compile(r"\s")
+
+
+def _slices(text: str) -> Iterator[str]:
+    """`text` in consecutive slices of at least SLICE_CHARS (the last one shorter), each cut
+    just before a whitespace character (a text without any is one slice)."""
+    start = 0
+    while start < len(text):
+        cut = _SPACE.search(text, start + SLICE_CHARS) if start + SLICE_CHARS < len(text) else None
+        end = len(text) if cut is None else cut.start()
+        yield text[start:end]
+        start = end
+
+
+def _context_steps(
+    texts: Sequence[tuple[str, str]],
+    known: Iterable[tuple[str, str]],
+    known_facts: Iterable[tuple[str, str, Mapping[str, object]]],
+) -> Steps[GroundingContext]:
+    """`grounding_context` in steps of one slice, one stretch of numbers or one message's
+    business names, each yielding the characters it read."""
+    text_parts: list[str] = []
+    word_parts: list[str] = []
+    for _, content in texts:
+        for piece in _slices(content):
+            text_parts.append(normalise_text(piece))
+            word_parts.append(normalise_words(piece))
+            yield len(piece)
+    text = " ".join(p for p in text_parts if p)
+    numbers: list[tuple[float, bool]] = []
+    read = 0
+    for value, percent, end in number_values(text):
+        numbers.append((value, percent))
+        if end - read >= SLICE_CHARS:
+            yield end - read
+            read = end
+    business: set[str] = set()
+    for role, content in texts:
+        for pos, endpos in _business_parts(content) if role == "user" else ():
+            business |= _names_in(content, pos, endpos)
+            yield endpos - pos
+    by_type: dict[str, set[str]] = {}
+    for entity_type, name in known:
+        by_type.setdefault(entity_type, set()).add(normalise_words(name))
+    facts = {
+        (entity_type, normalise_words(name)): _known_numbers(facts)
+        for entity_type, name, facts in known_facts
+    }
+    return GroundingContext(
+        text=text,
+        words=" ".join(p for p in word_parts if p),
+        numbers=WrittenNumbers.of(numbers),
+        known={t: frozenset(n) for t, n in by_type.items()},
+        known_numbers={k: v for k, v in facts.items() if v},
+        business=frozenset(business),
+    )
+
+
 def grounding_context(
     texts: Sequence[tuple[str, str]],
     known: Iterable[tuple[str, str]] = (),
@@ -183,21 +273,7 @@ def grounding_context(
     """`texts`: (role, content) of every message of the session; `known`: (type, name) of
     stored entities and their aliases; `known_facts`: (type, name, metadata) of those whose
     current facts were read."""
-    joined = "\n".join(content for _, content in texts)
-    by_type: dict[str, set[str]] = {}
-    for entity_type, name in known:
-        by_type.setdefault(entity_type, set()).add(normalise_words(name))
-    numbers = {
-        (entity_type, normalise_words(name)): _known_numbers(facts)
-        for entity_type, name, facts in known_facts
-    }
-    return GroundingContext(
-        text=normalise_text(joined),
-        words=normalise_words(joined),
-        known={t: frozenset(n) for t, n in by_type.items()},
-        known_numbers={k: v for k, v in numbers.items() if v},
-        business=frozenset(business_names(c for r, c in texts if r == "user")),
-    )
+    return pacing.run(_context_steps(texts, known, known_facts))
 
 
 def _pieces(source: str) -> list[str]:
@@ -259,7 +335,7 @@ def _field_failure(
     source = item.source or ""
     meta = item.metadata  # type: ignore[attr-defined]
     held = _held(item, ctx).get(path, ())
-    if not mentions_of(value, ctx.text) and not any(restates(value, h) for h in held):
+    if not ctx.numbers.has(value) and not any(restates(value, h) for h in held):
         why = f"{path} {value:g} is neither in the conversation nor what memory holds"
         return "number_not_in_conversation", why
     is_value = item.type == METRIC.type and path == "value"  # type: ignore[attr-defined]
@@ -320,7 +396,7 @@ def ground_fields(
     held = [v for values in _held(item, ctx).values() for v in values]
     bad = restated
     if not bad and not _unread(item, ctx):
-        bad = unsupported_numbers(item.content, ctx.text, held)
+        bad = unsupported_numbers(item.content, ctx.numbers, held)
     if bad:
         why = f"the content states {bad[0]:g}, which the conversation does not support"
         drops.append(_drop(item, "content", item.content, CONTENT_CODE, why))
@@ -329,14 +405,15 @@ def ground_fields(
     return item, drops
 
 
-def ground(items: Sequence[EntityInputBase], ctx: GroundingContext) -> Grounded:
-    """The grounded candidates (fields that failed removed), a rejection for each candidate
-    that failed as a whole, and each field dropped."""
+def _ground_steps(items: Sequence[EntityInputBase], ctx: GroundingContext) -> Steps[Grounded]:
+    """`ground`, a candidate a step (yielding the characters of its own text: the checks read
+    the conversation only through substring searches and `ctx.numbers`)."""
     out = Grounded(kept=[], rejected=[], dropped=[])
     for item in items:
         failed = check(item, ctx)
         kept, drops = (None, []) if failed is not None else ground_fields(item, ctx)
         out.dropped += drops
+        yield len(item.name) + len(item.content) + len(item.source or "")
         if kept is not None:
             out.kept.append(kept)
             continue
@@ -349,12 +426,34 @@ def ground(items: Sequence[EntityInputBase], ctx: GroundingContext) -> Grounded:
     return out
 
 
+def ground(items: Sequence[EntityInputBase], ctx: GroundingContext) -> Grounded:
+    """The grounded candidates (fields that failed removed), a rejection for each candidate
+    that failed as a whole, and each field dropped."""
+    return pacing.run(_ground_steps(items, ctx))
+
+
+async def ground_paced(
+    items: Sequence[EntityInputBase], messages: Sequence[Message], known: Iterable[KnownEntity],
+    pacer: Pacer,
+) -> Grounded:  # fmt: skip
+    """`ground(items, session_context(messages, known))`, giving other requests their turns
+    (`pacer`) while the session's context is built and while each candidate is checked."""
+    ctx = await pacer.run(_session_context_steps(messages, known))
+    return await pacer.run(_ground_steps(items, ctx))
+
+
+def _session_context_steps(
+    messages: Sequence[Message], known: Iterable[KnownEntity]
+) -> Steps[GroundingContext]:
+    known = list(known)
+    names = [(k.type, n) for k in known for n in (k.name, *k.aliases)]
+    facts = [(k.type, n, k.facts) for k in known if k.facts for n in (k.name, *k.aliases)]
+    return _context_steps([(m.role, m.content) for m in messages], names, facts)
+
+
 def session_context(
     messages: Sequence[Message], known: Iterable[KnownEntity] = ()
 ) -> GroundingContext:
     """The grounding context of one session: its messages, and the known entities' names
     and, where they were read, their current numbers."""
-    known = list(known)
-    names = [(k.type, n) for k in known for n in (k.name, *k.aliases)]
-    facts = [(k.type, n, k.facts) for k in known if k.facts for n in (k.name, *k.aliases)]
-    return grounding_context([(m.role, m.content) for m in messages], names, facts)
+    return pacing.run(_session_context_steps(messages, known))

@@ -33,7 +33,13 @@ from collections.abc import Iterable, Mapping
 
 from pydantic import BaseModel, ConfigDict
 
-from entity_memory.domain.amounts import NumberMention, mentions_of, numbers_in, same_number
+from entity_memory.domain.amounts import (
+    NumberMention,
+    WrittenNumbers,
+    mentions_of,
+    numbers_in,
+    same_number,
+)
 from entity_memory.domain.vocab import KPI_NAMES
 
 #: A bare integer up to this in a content sentence may be a number the conversation wrote in
@@ -153,7 +159,9 @@ def restates(value: float, known: object) -> bool:
 _DATES = re.compile(r"\b\d{4}-\d{2}-\d{2}\b|\b(?:19|20)\d{2}\b")
 
 
-def unsupported_numbers(content: str, conversation: str, held: Iterable[float] = ()) -> list[float]:
+def unsupported_numbers(
+    content: str, conversation: WrittenNumbers, held: Iterable[float] = ()
+) -> list[float]:
     """Numbers `content` states that the conversation never writes and that are not `held`
     (what memory holds for the entity): ISO dates and years (a model turns "last week" into a
     date) and small bare integers (numbers written in words) aside; a percentage may stand for
@@ -165,9 +173,9 @@ def unsupported_numbers(content: str, conversation: str, held: Iterable[float] =
             continue
         if any(same_number(number.value, h) for h in held):
             continue
-        if mentions_of(number.value, conversation):
+        if conversation.has(number.value):
             continue
-        if number.percent and mentions_of(number.value / 100, conversation):
+        if number.percent and conversation.has(number.value / 100):
             continue
         out.append(number.value)
     return out

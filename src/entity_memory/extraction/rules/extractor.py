@@ -7,12 +7,12 @@ candidate carries the sentences it came from as provenance.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 from entity_memory.domain.amounts import mentions_of
 from entity_memory.domain.kind import kind_of, link_target_type
+from entity_memory.domain.pacing import Pacer
 from entity_memory.domain.text import normalize_name
 from entity_memory.extraction.base import ExtractionResult, KnownEntity, Message
 from entity_memory.extraction.rules import (
@@ -30,7 +30,6 @@ from entity_memory.extraction.rules.detector import (
 )
 from entity_memory.extraction.rules.lexicon import BACK_REFERENCE
 from entity_memory.extraction.rules.mentions import MentionFinder
-from entity_memory.extraction.rules.pacing import Pacer
 from entity_memory.extraction.rules.sentences import Sentence, each_sentence
 
 MAX_PROVENANCE = 3
@@ -124,9 +123,7 @@ async def detect_all_cooperatively(
     pacer = pacer or Pacer()
     found: dict[str, dict[str, Any]] = {t: {} for t in TYPES}
     for chars in _detect(messages, finder, found, known):
-        if pacer.due(chars):
-            await asyncio.sleep(0)
-            pacer.restart()
+        await pacer.step(chars)
     return found
 
 

@@ -48,25 +48,40 @@ class Sentence:
         return self.text[:MAX_EXCERPT].rsplit(" ", 1)[0] + "…"
 
 
-def _lines(content: str) -> list[str]:
-    out = []
+def _lines(content: str) -> Iterator[str]:
     for line in content.splitlines():
         line = BULLET.sub("", ROLE_LABEL.sub("", line)).strip()
         # Table rows and code carry no sentence a person would quote as a fact.
         if line and not line.startswith(("|", "```", "#")):
-            out.append(line)
-    return out
+            yield line
 
 
-def _sentences(line: str) -> list[str]:
-    out: list[str] = []
-    for piece in SENTENCE_END.split(line):
+def _pieces(line: str) -> Iterator[str]:
+    """`SENTENCE_END.split(line)`, one piece at a time."""
+    start = 0
+    for end in SENTENCE_END.finditer(line):
+        yield line[start : end.start()]
+        start = end.end()
+    yield line[start:]
+
+
+def _sentences(line: str) -> Iterator[str]:
+    """The line's sentences, one at a time; a piece ending with an abbreviation ("vs.") runs
+    on into the next. Only the end of the last piece is searched for one (the abbreviation is
+    there or nowhere), and a run's pieces are joined once: searching the whole run and
+    re-joining it at each piece made a line of "x vs. x vs. ..." quadratic (a 96 KB one took
+    4 minutes)."""
+    run: list[str] = []
+    for piece in _pieces(line):
         piece = piece.strip()
-        if out and ABBREVIATION.search(out[-1]):
-            out[-1] = f"{out[-1]} {piece}"
+        if run and ends_before(ABBREVIATION, run[-1], len(run[-1])):
+            run.append(piece)
         elif piece:
-            out.append(piece)
-    return out
+            if run:
+                yield " ".join(run)
+            run = [piece]
+    if run:
+        yield " ".join(run)
 
 
 def each_sentence(messages: list[Message]) -> Iterator[Sentence]:

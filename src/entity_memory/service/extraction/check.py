@@ -11,18 +11,24 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from entity_memory.domain.pacing import Pacer
 from entity_memory.extraction.base import KnownEntity, Message
-from entity_memory.extraction.grounding import ground, session_context
+from entity_memory.extraction.grounding import ground_paced
 from entity_memory.extraction.validate import validate_candidates
 from entity_memory.service.extraction.stage_data import Checked, Extracted
 
 
-def check(
-    extracted: Extracted, messages: Sequence[Message], known: Sequence[KnownEntity]
+async def check(
+    extracted: Extracted,
+    messages: Sequence[Message],
+    known: Sequence[KnownEntity],
+    pacer: Pacer | None = None,
 ) -> Checked:
-    """`messages`: the whole session (an excerpt may come from any of its turns)."""
+    """`messages`: the whole session (an excerpt may come from any of its turns), read in
+    steps that give other requests their turns (`pacer`): a job's chunk grounds against
+    everything before it, up to the whole 1 MB a session may hold."""
     inputs, invalid = validate_candidates(extracted.candidates)
-    grounded = ground(inputs, session_context(messages, known))
+    grounded = await ground_paced(inputs, messages, known, pacer or Pacer())
     rejected = [*extracted.rejected, *invalid]
     rejected += [{"item": r.item, "reason": r.reason, "code": r.code} for r in grounded.rejected]
     dropped = [d.to_json_dict() for d in grounded.dropped]

@@ -109,7 +109,7 @@ class SessionExtraction:
         extracted = await extract_stage.extract(
             built, request.messages, plan, known.entities, request.session_now or now
         )
-        checked = check_stage.check(extracted, request.messages, known.entities)
+        checked = await check_stage.check(extracted, request.messages, known.entities)
         items = await resolve(
             checked.inputs,
             known.index,
