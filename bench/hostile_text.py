@@ -127,7 +127,8 @@ class OtherUsers:
             for i in itertools.count():
                 if self.stop.is_set():
                     return
-                doc = {"type": "campaign", "name": f"Harbor Rooms {i % 5}"}
+                # A new content each time: an unchanged entity is not written at all.
+                doc = {"type": "campaign", "name": f"Harbor Rooms {i % 5}", "content": f"Pass {i}."}
                 body = {"session_id": f"s{i}", "entities": [doc]}
                 t0 = time.perf_counter()
                 r = c.put(f"/v1/users/{user}/entities", json=body)
