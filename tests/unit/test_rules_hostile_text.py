@@ -158,3 +158,12 @@ def test_a_sentence_of_kpi_words_is_read_in_linear_work() -> None:
     short = _characters_searched(hostile_sentence(400))
     long = _characters_searched(hostile_sentence(800))
     assert long < 2.5 * short, (short, long)
+
+
+def test_a_run_of_abbreviations_is_split_in_linear_work() -> None:
+    """A line of pieces that each end with an abbreviation is one run-on sentence; searching
+    the whole run for the abbreviation at each piece (and re-joining it) made 96 KB of such a
+    line take minutes. Twice the line, about twice the characters read."""
+    short = _characters_searched("Plan A vs. " * 400)
+    long = _characters_searched("Plan A vs. " * 800)
+    assert long < 2.5 * short, (short, long)
