@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
+from entity_memory.domain import pacing
 from entity_memory.domain.kind import kind_of
 from entity_memory.domain.models import EntityInputBase
 from entity_memory.http.app import create_app
@@ -111,7 +112,10 @@ def counted(memkv: InMemoryKV) -> CountingKV:
 
 
 @pytest.fixture
-def twin(counted: CountingKV, clock: Clock, db: Any) -> WriterTwin:
+def twin(counted: CountingKV, clock: Clock, db: Any, monkeypatch: pytest.MonkeyPatch) -> WriterTwin:
+    # Time stands 200 yields for a second: a paced job's real pause between its steps
+    # (pacing.TURN_PAUSE_S) would let a flush's simulated second pass within one of them.
+    monkeypatch.setattr(pacing, "TURN_PAUSE_S", 0)
     base = Bindings(kv=counted, db=db, clock=clock)
     return WriterTwin(lambda env: base, clock, Time(clock).sleep)
 

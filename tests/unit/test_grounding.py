@@ -9,12 +9,13 @@ import pytest
 
 from entity_memory.domain.amounts import numbers_in
 from entity_memory.domain.kinds import entity_input_adapter
-from entity_memory.extraction.grounding import business_names, ground, grounding_context
+from entity_memory.extraction.grounding import ground, grounding_context
 from entity_memory.extraction.grounding_numbers import (
     kpi_family,
     tied_to_other_kpi,
     value_tied_to_kpi,
 )
+from entity_memory.extraction.grounding_text import business_names
 
 CONVERSATION = [
     ("user", "Hi! I own Clay Corner, a pottery studio in town."),

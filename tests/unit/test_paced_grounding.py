@@ -21,16 +21,14 @@ from bench.hostile_text import hostile_messages
 from entity_memory.domain import amounts
 from entity_memory.domain.amounts import WrittenNumbers, mentions_of, number_values
 from entity_memory.domain.pacing import MAX_CHARS_PER_YIELD, Pacer
-from entity_memory.extraction import grounding
+from entity_memory.extraction import grounding, grounding_text
 from entity_memory.extraction.base import Message
-from entity_memory.extraction.grounding import (
+from entity_memory.extraction.grounding import _context_steps, _ground_steps, session_context
+from entity_memory.extraction.grounding_text import (
     SLICE_CHARS,
-    _context_steps,
-    _ground_steps,
     business_names,
     normalise_text,
     normalise_words,
-    session_context,
 )
 from entity_memory.extraction.rules import extract_candidates
 from entity_memory.extraction.validate import validate_candidates
@@ -69,7 +67,7 @@ def test_written_numbers_answer_as_reading_the_text() -> None:
 def test_a_context_built_in_slices_is_the_whole_texts(monkeypatch: pytest.MonkeyPatch) -> None:
     """Cut at whitespace and before sentence ends, the slices' text, words, numbers and
     business names are those of the whole conversation read at once."""
-    monkeypatch.setattr(grounding, "SLICE_CHARS", 5)
+    monkeypatch.setattr(grounding_text, "SLICE_CHARS", 5)
     rng = random.Random(11)
     for _ in range(3000):
         texts = random_texts(rng)

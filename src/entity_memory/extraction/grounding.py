@@ -23,7 +23,7 @@ Pure functions over plain text; nothing here reads storage or calls a model.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
@@ -40,100 +40,20 @@ from entity_memory.extraction.grounding_numbers import (
     tied_to_other_kpi,
     unsupported_numbers,
 )
+from entity_memory.extraction.grounding_text import (
+    SLICE_CHARS,
+    business_parts,
+    contains_words,
+    names_in,
+    normalise_text,
+    normalise_words,
+    slices,
+)
 
 #: Excerpt pieces (between "..." elisions) shorter than this are not checked on their own.
 MIN_PIECE_CHARS = 3
 
-_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
-_DASHES = re.compile("[\u2010-\u2015\u2212]")
 _ELLIPSIS = re.compile(r"\.\.\.+|\u2026")
-_WORDS = re.compile(r"[\W_]+")
-
-
-def normalise_text(text: str) -> str:
-    """Lowercase, curly quotes straight, dashes as '-', whitespace collapsed."""
-    text = _DASHES.sub("-", text.translate(_QUOTES).lower())
-    return " ".join(text.split())
-
-
-def normalise_words(text: str) -> str:
-    """Lowercase words only: punctuation to spaces, whitespace collapsed."""
-    return " ".join(_WORDS.sub(" ", text.lower()).split())
-
-
-def contains_words(haystack: str, needle: str) -> bool:
-    """`needle` occurs in `haystack` as whole words (both normalised with `normalise_words`)."""
-    return bool(needle) and f" {needle} " in f" {haystack} "
-
-
-# --- the advertiser's own business ------------------------------------------------------------
-
-_BUSINESS_NOUN = (
-    r"(?:business|company|shop|store|agency|studio|firm|practice|clinic|salon|startup"
-    r"|restaurant|caf[eé]|bakery|boutique|website|school|gym)"
-)
-_PROPER_WORD = r"[A-Z0-9](?:[\w&'+-]|\.(?=\w))*"
-_PROPER = rf"{_PROPER_WORD}(?:\s+(?:&\s+)?{_PROPER_WORD}){{0,4}}"
-BUSINESS_NAME_PATTERNS: tuple[re.Pattern[str], ...] = (
-    re.compile(
-        rf"\b(?:[Mm]y|[Oo]ur)\s+(?:\w+\s+){{0,2}}{_BUSINESS_NOUN},?\s+(?:is\s+|'s\s+)?"
-        rf"(?:called\s+|named\s+)?(?P<name>{_PROPER})"
-    ),
-    re.compile(
-        rf"\b(?:I|[Ww]e)\s+(?:run|own|operate|have|started|founded|manage)\s+(?:a|an)\s+"
-        rf"(?:[\w-]+\s+){{0,3}}{_BUSINESS_NOUN}\s+(?:called|named)\s+(?P<name>{_PROPER})"
-    ),
-    re.compile(rf"\b(?:I|[Ww]e)\s+(?:own|founded)\s+(?P<name>{_PROPER})"),
-    re.compile(rf"\b[Hh]ere at\s+(?P<name>{_PROPER})"),
-    # A self-introduction: "This is Ana from X", "Ana from X here", "Ana from X." at the start.
-    re.compile(
-        rf"(?:^|[.!?]\s+|\b[Tt]his is\s+|\bI'm\s+|\bI am\s+)[A-Z][a-z]+\s+(?:from|at)\s+"
-        rf"(?P<name>{_PROPER})"
-    ),
-    re.compile(rf"\b[Aa]t\s+(?P<name>{_PROPER}),?\s+we\b"),
-    re.compile(rf"\b(?P<name>{_PROPER})\s+is\s+(?:my|our)\s+(?:\w+\s+){{0,2}}{_BUSINESS_NOUN}\b"),
-)
-#: Leading words a pattern may catch that are not part of a name.
-_NOT_NAME_START = frozenset({"i", "we", "a", "an", "the", "my", "our", "it", "this", "that"})
-
-
-def _names_in(text: str, pos: int, endpos: int) -> set[str]:
-    names: set[str] = set()
-    for pattern in BUSINESS_NAME_PATTERNS:
-        for m in pattern.finditer(text, pos, endpos):
-            words = normalise_words(m.group("name")).split()
-            while words and words[0] in _NOT_NAME_START:
-                words = words[1:]
-            if words:
-                names.add(" ".join(words))
-    return names
-
-
-def business_names(user_texts: Iterable[str]) -> set[str]:
-    """Names the user introduces as their own business (normalised words)."""
-    names: set[str] = set()
-    for text in user_texts:
-        names |= _names_in(text, 0, len(text))
-    return names
-
-
-#: Where a text may be cut for the business patterns: before a sentence's end mark followed by
-#: whitespace. No pattern's match holds one except as its first character (a name's "." is
-#: always followed by a letter or digit), so none spans the cut, and the text after the cut
-#: starts with a character no pattern reads past: each part finds what the whole text does.
-_BUSINESS_CUT = re.compile(r"[.!?](?=\s)")
-
-
-def _business_parts(text: str) -> Iterator[tuple[int, int]]:
-    """(pos, endpos) of consecutive parts of at least SLICE_CHARS, cut at `_BUSINESS_CUT` (a
-    text with no sentence end is one part)."""
-    start = 0
-    while start < len(text):
-        far = start + SLICE_CHARS
-        cut = _BUSINESS_CUT.search(text, far) if far < len(text) else None
-        end = len(text) if cut is None else cut.start()
-        yield start, end
-        start = end
 
 
 # --- the checks --------------------------------------------------------------------------------
@@ -204,23 +124,6 @@ def _known_numbers(facts: Mapping[str, object]) -> dict[str, tuple[float, ...]]:
     return {k: tuple(v) for k, v in out.items()}
 
 
-#: Characters of a message normalised in one step of building a context; a step ends at
-#: whitespace, so the slices' normalised texts joined are the whole text's.
-SLICE_CHARS = 8_000
-_SPACE = re.compile(r"\s")
-
-
-def _slices(text: str) -> Iterator[str]:
-    """`text` in consecutive slices of at least SLICE_CHARS (the last one shorter), each cut
-    just before a whitespace character (a text without any is one slice)."""
-    start = 0
-    while start < len(text):
-        cut = _SPACE.search(text, start + SLICE_CHARS) if start + SLICE_CHARS < len(text) else None
-        end = len(text) if cut is None else cut.start()
-        yield text[start:end]
-        start = end
-
-
 def _context_steps(
     texts: Sequence[tuple[str, str]],
     known: Iterable[tuple[str, str]],
@@ -231,7 +134,7 @@ def _context_steps(
     text_parts: list[str] = []
     word_parts: list[str] = []
     for _, content in texts:
-        for piece in _slices(content):
+        for piece in slices(content):
             text_parts.append(normalise_text(piece))
             word_parts.append(normalise_words(piece))
             yield len(piece)
@@ -245,8 +148,8 @@ def _context_steps(
             read = end
     business: set[str] = set()
     for role, content in texts:
-        for pos, endpos in _business_parts(content) if role == "user" else ():
-            business |= _names_in(content, pos, endpos)
+        for pos, endpos in business_parts(content) if role == "user" else ():
+            business |= names_in(content, pos, endpos)
             yield endpos - pos
     by_type: dict[str, set[str]] = {}
     for entity_type, name in known:
