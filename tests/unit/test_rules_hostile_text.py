@@ -26,7 +26,7 @@ from entity_memory.extraction.base import Message
 from entity_memory.extraction.rules import extract_candidates
 from entity_memory.extraction.rules.extractor import TYPES, _detect, detect_all_cooperatively
 from entity_memory.extraction.rules.mentions import MentionFinder
-from entity_memory.extraction.rules.sentences import MAX_SENTENCE
+from entity_memory.extraction.rules.sentences import MAX_SENTENCE, split_turns
 
 
 class Recording(Pacer):
@@ -167,3 +167,14 @@ def test_a_run_of_abbreviations_is_split_in_linear_work() -> None:
     short = _characters_searched("Plan A vs. " * 400)
     long = _characters_searched("Plan A vs. " * 800)
     assert long < 2.5 * short, (short, long)
+
+
+def test_a_pass_over_the_whole_conversation_gives_turns_a_sentence_at_a_time() -> None:
+    """A detector that reads every sentence again once all were read (the pain points' pass
+    for problems said to be over) does so in steps of one sentence, not in one step over a
+    whole 1 MB session."""
+    messages = hostile_messages(40)
+    steps = list(_detect(messages, MentionFinder([]), {t: {} for t in TYPES}))
+    sentences = len(split_turns(messages))
+    assert len(steps) >= 2 * sentences
+    assert max(steps) <= MAX_SENTENCE

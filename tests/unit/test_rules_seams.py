@@ -19,6 +19,7 @@ RULES = Path(rules.__file__).parent
 PROTOCOL_METHODS = (
     "in_sentence",
     "in_conversation",
+    "conversation_steps",
     "merge",
     "summary",
     "metadata",

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Protocol, TypeVar, runtime_checkable
 
 from entity_memory.domain.kind import EntityKind
+from entity_memory.domain.pacing import Steps
 from entity_memory.domain.text import normalize_name
 from entity_memory.extraction.base import KnownEntity, Message
 from entity_memory.extraction.rules.mentions import MentionFinder
@@ -91,6 +92,14 @@ class Detector(Protocol[F]):
     def in_conversation(self, conversation: Conversation) -> list[F]:
         """The facts only the whole conversation states (after every sentence was read)."""
         ...
+
+    def conversation_steps(self, conversation: Conversation) -> Steps[list[F]]:
+        """`in_conversation` in steps that yield the characters each read (the extractor
+        gives other requests their turns between them): a detector whose pass reads every
+        sentence again yields after each one; by default, one step."""
+        facts = self.in_conversation(conversation)
+        yield 0
+        return facts
 
     def settle(self, facts: dict[str, F]) -> dict[str, F]:
         """The session's facts by name, once all are read: a later statement that revises an

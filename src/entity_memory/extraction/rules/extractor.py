@@ -75,7 +75,7 @@ def _detect(
 ) -> Iterator[int]:
     """Fill `found` with every fact of the conversation, yielding after each step of work the
     characters it examined: one sentence (at most MAX_SENTENCE), then each detector's pass
-    over the whole conversation."""
+    over the whole conversation, in its own steps (`Detector.conversation_steps`)."""
     sentences: list[Sentence] = []
     context: tuple[int, str] | None = None
     named: set[str] = set()  # the campaigns named so far
@@ -98,7 +98,7 @@ def _detect(
         yield len(s.text)
     conversation = Conversation(messages, sentences, finder, known)
     for detector in DETECTORS:
-        _add(found, detector, detector.in_conversation(conversation))
+        _add(found, detector, (yield from detector.conversation_steps(conversation)))
         found[detector.kind.type] = detector.settle(found[detector.kind.type])
         yield 0
 

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from entity_memory.domain import pacing
 from entity_memory.domain.kinds import PAIN_POINT
+from entity_memory.domain.pacing import Steps
 from entity_memory.domain.text import normalize_name
 from entity_memory.extraction.rules.campaigns import clause_at
 from entity_memory.extraction.rules.detector import (
@@ -123,32 +125,46 @@ def _phrases(name: str) -> list[str]:
     return out
 
 
-def resolves(text: str, name: str) -> bool:
-    """A clause of `text` says the problem `name` is over (and not only hoped or supposed)."""
+def _resolved_clauses(text: str) -> list[str]:
+    """The clauses of `text` that say something is over (not only hoped or supposed),
+    normalised, a space each side."""
+    clauses = []
     for cue in RESOLVED_CUE.finditer(text):
         start, end = clause_at(text, cue.start())
-        if NOT_RESOLVED.search(text, start, cue.start()):
-            continue
-        clause = f" {normalize_name(text[start:end])} "
-        if any(f" {phrase} " in clause for phrase in _phrases(name)):
-            return True
-    return False
+        if not NOT_RESOLVED.search(text, start, cue.start()):
+            clauses.append(f" {normalize_name(text[start:end])} ")
+    return clauses
 
 
-def resolutions(conversation: Conversation) -> list[PainPoint]:
+def _names_over(clauses: list[str], phrases: list[str]) -> bool:
+    return any(f" {phrase} " in clause for clause in clauses for phrase in phrases)
+
+
+def resolves(text: str, name: str) -> bool:
+    """A clause of `text` says the problem `name` is over (and not only hoped or supposed)."""
+    return _names_over(_resolved_clauses(text), _phrases(name))
+
+
+def resolution_steps(conversation: Conversation) -> Steps[list[PainPoint]]:
     """The problems, stored or complained about earlier in the session, that a later sentence
-    says are over."""
+    says are over; a sentence a step. A sentence's clauses are read once, not once per
+    problem named so far (a long session of complaints made that quadratic)."""
     names = [k.name for k in conversation.known if k.type == PAIN_POINT.type]
     names += [a for k in conversation.known if k.type == PAIN_POINT.type for a in k.aliases]
+    phrases = {name: _phrases(name) for name in names}
     out: list[PainPoint] = []
     for s in conversation.sentences:
-        if (p := _complaint(s, conversation.finder)) is not None and p.name not in names:
+        if (p := _complaint(s, conversation.finder)) is not None and p.name not in phrases:
             names.append(p.name)
-        if NOT_A_STATEMENT.search(s.text) or not RESOLVED_CUE.search(s.text):
-            continue
-        for name in names:
-            if resolves(s.text, name):
-                out.append(PainPoint(name, "medium", [], 1, [s], resolved=True, complaint=False))
+            phrases[p.name] = _phrases(p.name)
+        if not NOT_A_STATEMENT.search(s.text) and RESOLVED_CUE.search(s.text):
+            clauses = _resolved_clauses(s.text)
+            for name in names:
+                if _names_over(clauses, phrases[name]):
+                    out.append(
+                        PainPoint(name, "medium", [], 1, [s], resolved=True, complaint=False)
+                    )
+        yield len(s.text)
     return out
 
 
@@ -202,7 +218,10 @@ class PainPointDetector(Detector[PainPoint]):
         return [p] if p else []
 
     def in_conversation(self, conversation: Conversation) -> list[PainPoint]:
-        return resolutions(conversation)
+        return pacing.run(resolution_steps(conversation))
+
+    def conversation_steps(self, conversation: Conversation) -> Steps[list[PainPoint]]:
+        return resolution_steps(conversation)
 
     settle = staticmethod(as_found)
     merge = staticmethod(merge)
