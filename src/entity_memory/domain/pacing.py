@@ -37,9 +37,10 @@ MAX_CHARS_PER_YIELD = 20_000
 #: How long a turn lasts. Not 0: `sleep(0)` only queues the work behind what is ready now,
 #: and another request's next step (an answer from KV or the writer arriving) is often not
 #: ready yet, so each of its steps waited out a whole stretch of paced work. A pause of a few
-#: ms lets what arrives meanwhile run first: on the local host, during a 1 MB job, another
-#: user's /healthz went from 223 to 86 ms (median) and a PUT from 818 to 513 ms, for ~3%
-#: more job time. (On Pyodide a sleep over 2 ms is a timer; 0 is setImmediate.)
+#: ms lets what arrives meanwhile run first: on the local host, during a 1 MB job (one pair
+#: of runs at load 5), another user's /healthz went from 223 to 86 ms (median) and a PUT
+#: from 818 to 513 ms; the job's ~540 turns cost it ~1.6 s of ~40 s. (On Pyodide a sleep
+#: over 2 ms is a timer; 0 is setImmediate.)
 TURN_PAUSE_S = 0.003
 
 
