@@ -414,12 +414,12 @@ def test_a_campaign_line_gives_its_latest_figures_with_the_signs_their_labels_sa
     assert facts({"lastPerformance": {}}) == ""
 
 
-def _tasting_room(*units: str) -> str:
+def _tasting_room(*units: str, said: str = "Weekend tasting bookings.") -> str:
     """A campaign whose amounts are stored bare, beside metrics in the given units."""
     campaign = {
         "type": "campaign",
         "name": "Cellar Tastings",
-        "content": "Weekend tasting bookings.",
+        "content": said,
         "metadata": {"budget": 45, "lastPerformance": {"cost per tasting": 18.5, "CTR": 2.4}},
     }
     metrics = [
@@ -445,3 +445,9 @@ def test_a_campaigns_amounts_stay_plain_when_no_currency_or_two() -> None:
         line = _tasting_room(*units)
         assert "budget 45" in line and "cost per tasting 18.5" in line, units
         assert "€" not in line and "$" not in line
+
+
+def test_the_currency_may_come_from_how_the_users_sentences_write_amounts() -> None:
+    assert "budget €45" in _tasting_room(said="Raised to €45 a day for the harvest weekend.")
+    mixed = _tasting_room("USD", said="Raised to €45 a day for the harvest weekend.")
+    assert "budget 45" in mixed

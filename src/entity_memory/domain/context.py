@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from entity_memory.domain.amounts import amount
+from entity_memory.domain.amounts import CURRENCY_CODES, amount
 from entity_memory.domain.fence import neutralise
 from entity_memory.domain.kind import (
     EntityKind,
@@ -220,14 +220,15 @@ def _series(grouped: Mapping[str, list[BaseEntity]]) -> list[MeasuredSeries]:
 
 
 def _one_currency(entities: Sequence[BaseEntity]) -> str | None:
-    """The currency of every amount the entities store with one (a metric's unit), if they
-    agree: the unit an amount stored bare (a campaign's budget) is in. None when none says,
-    or two differ."""
+    """The currency the entities' amounts are in, if they agree on one: a metric's unit, and
+    the signs their sentences write amounts with ("$36"). It is the currency of an amount
+    stored bare (a campaign's budget). None when nothing says, or two differ."""
     found: set[str] = set()
     for entity in entities:
         code = kind_of(entity.type).currency_of(entity) if is_kind(entity.type) else None
         if code:
             found.add(code)
+        found.update(code for sign, code in CURRENCY_CODES.items() if sign in entity.content)
     return found.pop() if len(found) == 1 else None
 
 
