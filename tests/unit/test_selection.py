@@ -337,3 +337,24 @@ async def test_a_task_about_a_pain_point_with_fixes_is_no_fallback(store: Entity
     linked = {s.name: (s.linked_to, s.linked_type) for s in found.scores}
     assert linked["Add a captcha"] == ("fake-form-fills", "pain_point")
     assert "Campaign Alpha" not in linked and "Alpha CPA" not in linked
+
+
+async def test_a_task_asking_for_performance_gets_the_metrics(store: EntityStore) -> None:
+    """A report task shares a word with the report preference only; its numbers come too."""
+    report = preference("Fortnightly report", content="A report every other Friday.")
+    readings = [
+        item(
+            type="metric",
+            name=f"Kiln Class {kpi}",
+            content=f"Kiln Class {kpi} last month.",
+            metadata={"kpi": kpi, "value": value},
+        )
+        for kpi, value in [("CPA", 31), ("CTR", 2.2), ("ROAS", 3.4)]
+    ]
+    await upsert_batch(store, "u1", [report, *readings, decision()], "s1")  # type: ignore[arg-type]
+    found = await retrieve_for_context(store, "u1", "Draft the performance report for Ana")
+    names = {e.name for e in found.entities}
+    assert {"Kiln Class CPA", "Kiln Class CTR", "Kiln Class ROAS"} <= names
+    assert found.fallback is None
+    plain = await retrieve_for_context(store, "u1", "Draft the report for Ana")
+    assert plain.fallback == FALLBACK_REASON  # without the kind's word: a few recent ones

@@ -14,7 +14,7 @@ time the registry is read, so keys, models and the kinds can import it without a
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any, Generic, Literal, TypeVar, Union
 
@@ -152,6 +152,10 @@ class EntityKind(Generic[M]):
     companions_newest: bool = False
     #: Other words a model uses for the kind, folded (no `_`, no spaces: "painpoint", "kpi").
     llm_words: frozenset[str] = field(default_factory=frozenset)
+    #: Words (as `domain/text.tokenize` gives them) by which a task asks for the kind itself
+    #: ("the performance report", "the numbers"): its best entities are the task's even
+    #: when none shares another word with it (domain/selection.py).
+    task_words: frozenset[str] = field(default_factory=frozenset)
     #: Injected into every context whatever the task (the SPEC: preferences, pain points).
     always_injected: bool = False
     #: Resolved by meaning (embedding) as well as by name when extraction finds one.
@@ -280,6 +284,12 @@ def type_for_word(word: str) -> str | None:
         if word in kind.llm_words:
             return kind.type
     return None
+
+
+def asked_types(query: Sequence[str]) -> tuple[str, ...]:
+    """The types a task's terms ask for by their kind's own words."""
+    terms = set(query)
+    return tuple(kind.type for kind in _registry().values() if kind.task_words & terms)
 
 
 def in_sections() -> tuple[EntityKind, ...]:

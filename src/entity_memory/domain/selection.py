@@ -5,6 +5,8 @@ recency; selection decides what is worth a place, reading index entries only:
 
 - entities whose relevance to the task reaches RELEVANCE_FLOOR, or that the task names (every
   word of the name in the task), best first;
+- when the task asks for a kind by the kind's own words ("the performance report", "the
+  numbers": metrics), that kind's best open entities, ASKED_PER_KIND of them;
 - preferences and open pain points, always (SPEC best practice 4: up to five of each; a third
   of `limit` is theirs, the rest of their places come after the task's own entities);
 - for each chosen campaign, the entities linked to it (domain/links.py): its metrics, its most
@@ -32,6 +34,7 @@ from entity_memory.domain.kind import (
     addressed_type,
     addresses,
     always_injected,
+    asked_types,
     companions,
     kind_of,
     link_target_type,
@@ -66,6 +69,10 @@ assert RELEVANCE_FLOOR > SEMANTIC_SHARE
 #: (0.717), at 3 and above nothing changes; uncapped, R@10 is 0.621.
 STANDOUT_ADMITS = 2.0
 STANDOUT_MAX = 3
+#: How many of a kind's entities a task that asks for the kind by its words gets ("prepare
+#: the performance report": the metrics), the best ranked, when they share no other word
+#: with it: a report needs its numbers, not only the report preference the word matched.
+ASKED_PER_KIND = 5
 #: What a task that names nothing known gets besides preferences and open pain points: a short
 #: "what has been going on", not a dump of the memory.
 FALLBACK_ENTITIES = 3
@@ -241,6 +248,21 @@ def _linked(
     return {k: list(v) for k, v in links.items() if v}, {k: v for k, v in fixes.items() if v}
 
 
+def _asked(sig: Signals, relevant: Sequence[int]) -> list[int]:
+    """The best entities of each kind the task asks for by the kind's own words, not yet in
+    (an open one: a resolved entity is history, not the current state asked about)."""
+    taken = set(relevant)
+    out: list[int] = []
+    for asked in asked_types(sig.query):
+        of_kind = [
+            i
+            for i, e in enumerate(sig.entries)
+            if e.type == asked and i not in taken and not e.resolved
+        ]
+        out += sig.best(of_kind, ASKED_PER_KIND)
+    return out
+
+
 def choose(sig: Signals, limit: int) -> Selection:
     """The entities for a context of at most `limit`, best first (companions marked).
 
@@ -276,7 +298,8 @@ def choose(sig: Signals, limit: int) -> Selection:
     campaigns = [entries[i].id for i in core if entries[i].type == target]
     core = _with_owners(sig, core, room, reserved)
     fixes = _task_fixes(sig, relevant, [*core, *reserved])
-    if not core and not fixes:  # nothing but preferences and pain points, and no fixes
+    asked = _asked(sig, [*relevant, *reserved])
+    if not core and not fixes and not asked:  # only preferences and pain points, nothing asked
         fallback = FALLBACK_REASON
         kept = always_injected()
         others = [i for i, e in enumerate(entries) if e.type not in kept]
@@ -293,5 +316,10 @@ def choose(sig: Signals, limit: int) -> Selection:
     rest = [i for i in always if i not in taken][: limit - len(chosen) - len(reserved)]
     chosen += [replace(sig.score_of(i), always_injected=True) for i in [*reserved, *rest]]
     taken.update([*reserved, *rest])
+    # What the task asks for by a kind's words takes only the places left by its own
+    # entities, what they brought and the always-injected ones.
+    wanted = [i for i in asked if i not in taken][: limit - len(chosen)]
+    chosen += [sig.score_of(i) for i in wanted]
+    taken.update(wanted)
     chosen.sort(key=lambda s: -s.score)
     return Selection(chosen, len(relevant), fallback, *_linked(entries, taken))

@@ -20,6 +20,7 @@ from entity_memory.domain.models import (
     ShortText,
 )
 from entity_memory.domain.task_dates import EARLIEST_DAY, is_real_day, measured_ms, stored_day
+from entity_memory.domain.text import tokenize
 from entity_memory.domain.trends import trend_of
 from entity_memory.settings import EnvVar
 
@@ -205,6 +206,7 @@ METRIC = EntityKind(
     campaign_fields=("campaign",),
     companions=5,
     llm_words=frozenset({"kpi"}),
+    task_words=frozenset(tokenize("performance numbers figures results stats kpi kpis metrics")),
     series=measured_series,
     llm_max_items=8,
     llm_item_tokens=50,
