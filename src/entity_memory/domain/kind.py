@@ -1,7 +1,7 @@
 """What an entity kind is, and the registry of kinds: the one place a type is described.
 
 A kind (campaign, metric, decision, pain point, preference, or one a deployment adds) carries
-everything the rest of the code used to spell out per type: its pydantic models, its KV key
+everything other modules used to spell out per type: its pydantic models, its KV key
 segment, its importance bands, which fields a context line shows and an LLM is offered, its
 section in the `<entity_memory>` block, the campaign fields it links by, and how its line
 renders. Code that needs any of these asks `kind_of(entity.type)` instead of comparing the

@@ -15,7 +15,7 @@ nothing of it can be trusted:
 4. a metric keeps at least one grounded number (value or target).
 
 Its numbers are checked field by field (grounding_numbers.py): a field that fails is dropped
-and reported (`FieldDrop`), the rest of the entity is kept.
+and reported (`FieldDrop`); the entity's other fields are kept.
 
 Pure functions over plain text; nothing here reads storage or calls a model.
 """

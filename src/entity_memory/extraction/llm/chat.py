@@ -161,7 +161,7 @@ def rank_known(
 ) -> list[KnownEntity]:
     """What the model is shown of memory: the standing entities (open pain points,
     preferences) within STANDING_KNOWN_TOKENS (at most half the budget), then the others most
-    relevant to `text`, best first, within the rest of the token budget.
+    relevant to `text`, best first, within what is left of the token budget.
 
     Ranked with the context ranking (relevance, importance, recency); entities without an
     index entry (callers outside the pipeline) follow in their given order."""

@@ -197,15 +197,15 @@ def _content_words(text: str) -> set[str]:
 def _carried_out(loose: Decision, other: Decision) -> bool:
     """`other` is what the user's loose instruction `loose` became: a decision on a campaign,
     from the turns right after it, about something it spoke of ("try that on the bakery ads"
-    -> "Switched Bakery Search to Target CPA")."""
+    -> "Moved Bakery Search onto Maximize Conversions")."""
     gap = other.sources[0].turn - loose.sources[0].turn
     shared = _content_words(loose.action) & _content_words(other.action)
     return bool(other.campaigns) and 0 < gap <= CARRIED_OUT_WITHIN and bool(shared)
 
 
 def _reported_again(first: Decision, later: Decision) -> bool:
-    """`later` reports `first` done: the same campaigns and amounts, a few turns on ("I'd use
-    Target CPA at $12" accepted, then "Switched Bakery Search to Target CPA at $12")."""
+    """`later` reports `first` done: the same campaigns and amounts, a few turns on ("cap the
+    bakery ads at $12 a day" accepted, then "Bakery Search now capped at $12 a day")."""
     gap = later.sources[0].turn - first.sources[0].turn
     amounts = {m.group(0) for m in MONEY.finditer(first.action)}
     # What it does, apart from the campaign it does it to ("pause X" and "resume X" share X).
