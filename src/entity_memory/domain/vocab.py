@@ -69,6 +69,8 @@ HIGHER_IS_BETTER = frozenset(
 )
 #: Words that make two names different measurements ("Alpha CPA" is not "Alpha CPC").
 KPI_TERMS = LOWER_IS_BETTER | HIGHER_IS_BETTER | {"budget", "rate"}
+#: Words of a figure's label that make it an amount of money ("cost per lead", "spend").
+MONEY_TERMS = (LOWER_IS_BETTER - {"bounce"}) | {"costs", "cac", "spent", "revenue", "budget"}
 
 #: Channel and campaign-kind words ("Brand Search" is not "Brand Shopping").
 CHANNEL_TERMS = frozenset(

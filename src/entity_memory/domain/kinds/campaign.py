@@ -11,6 +11,7 @@ from entity_memory.domain.amounts import amount, plain_number
 from entity_memory.domain.kind import EntityKind, ImportanceBands
 from entity_memory.domain.llm_item import LlmItem, ShortName
 from entity_memory.domain.models import BaseEntity, CamelModel, EntityInputBase, ShortText
+from entity_memory.domain.vocab import MONEY_TERMS
 from entity_memory.settings import EnvVar
 
 Amount = Annotated[float, Field(ge=0)]
@@ -59,12 +60,6 @@ _SHARE_WORDS = frozenset({"rate", "share", "ctr", "cvr", "%"})
 _ROAS_AS_PERCENT = 20
 
 
-#: Words of a figure's label that make it an amount of money ("cost per lead", "spend").
-_MONEY_WORDS = frozenset(
-    {"cost", "costs", "cpa", "cpc", "cpm", "cpl", "cac", "spend", "spent", "revenue", "budget"}
-)
-
-
 def _money(value: float, currency: str | None) -> str:
     """An amount in the user's currency when their stored amounts agree on one (`$140`);
     a plain number otherwise (a sign made up here could be the wrong one)."""
@@ -80,7 +75,7 @@ def _figure(label: str, value: float, currency: str | None) -> str:
     if "roas" in words:
         suffix = "%" if value >= _ROAS_AS_PERCENT else "x"
         return f"{label} {plain_number(value)}{suffix}"
-    if words & _MONEY_WORDS:
+    if words & MONEY_TERMS:
         return f"{label} {_money(value, currency)}"
     return f"{label} {plain_number(value)}"
 
